@@ -1,0 +1,59 @@
+// ktune: kernel autotuner and dispatch-table generator. Verbs register themselves (verb.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "jit/templates.hpp"
+#include "verb.hpp"
+
+namespace ktune::cli {
+
+Globals& globals() {
+  static Globals g;
+  return g;
+}
+
+namespace {
+std::vector<std::pair<int, VerbSetup>>& verbs() {
+  static std::vector<std::pair<int, VerbSetup>> v;
+  return v;
+}
+}  // namespace
+
+VerbRegistrar::VerbRegistrar(int order, VerbSetup setup) { verbs().emplace_back(order, setup); }
+
+}  // namespace ktune::cli
+
+int main(int argc, char** argv) {
+  using namespace ktune::cli;
+  CLI::App app{"ktune: JIT kernel autotuner and dispatch-table generator"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ktune ") + KTUNE_VERSION);
+  app.add_option("--templates", globals().templates_dir, "Read kernel templates from DIR instead of the embedded copy")
+      ->check(CLI::ExistingDirectory);
+  app.add_flag("-q,--quiet", globals().quiet, "No progress output");
+  auto& vs = verbs();
+  std::sort(vs.begin(), vs.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (auto& [order, setup] : vs) setup(app);
+  app.parse_complete_callback([] {
+    if (!globals().templates_dir.empty()) ktune::jit::set_template_root(globals().templates_dir);
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const ktune::CompileError& e) {
+    fmt::print(stderr, "ktune: error: {}\n{}\n", e.what(), e.log());
+    return 1;
+  } catch (const ktune::Error& e) {
+    fmt::print(stderr, "ktune: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ktune: internal error: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}

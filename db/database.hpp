@@ -1,0 +1,119 @@
+#pragma once
+// The tuning database: typed access over SQLite (schema in db/schema.sql, migrations in
+// db/migrations.cpp). WAL + busy timeout so that several sweeps can share one file; foreign keys
+// on; every write is its own committed transaction, so a killed sweep loses at most the
+// candidate in flight.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/params.hpp"
+
+namespace ktune::db {
+
+// Provenance of one sweep run: the validators codegen checks before it trusts a result.
+struct Run {
+  int64_t id = 0;
+  std::string started_at;      // UTC, ISO 8601
+  std::string family;
+  std::string backend;         // "cuda", "hip"
+  std::string device_name;     // "NVIDIA H200"
+  std::string arch;            // "sm_90a"
+  int compute_units = 0;
+  std::string driver_version;
+  std::string compiler_version;  // "nvrtc 13.0"
+  std::string template_hash;   // xxh64 of the rendered templates of the family
+  std::string ktune_version;
+  std::string host;
+  std::string command;         // the command line that started the run
+  double copy_gbps = 0;        // copy bandwidth measured in this run (bytes read + written)
+  double matrix_tflops = 0;    // matrix-core throughput measured in this run, 0 if not measured
+};
+
+enum class Status { ok, verify_failed, compile_error, fault, timeout, infeasible };
+std::string_view to_string(Status s) noexcept;
+Status status_from_string(std::string_view s);  // throws Error
+
+// One candidate (key, config) measured or rejected in one run.
+struct Measurement {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  Params key;
+  Params config;
+  Params shape;        // the timing shape
+  Status status = Status::ok;
+  double median_us = 0, p10_us = 0, p90_us = 0;
+  int samples = 0;
+  double gbps = 0, tflops = 0;
+  double frac_copy_bw = 0;     // gbps / run's copy_gbps
+  double frac_matrix = 0;      // tflops / run's matrix_tflops (0 if not measured)
+  double max_abs_err = 0, rel_l2_err = 0;
+  std::string detail;          // compiler log excerpt, verify detail, fault message
+};
+
+enum class GapReason { no_config, compile_error, verify_failed, fault, timeout, declared };
+std::string_view to_string(GapReason r) noexcept;
+GapReason gap_reason_from_string(std::string_view s);  // throws Error
+
+// A problem key that has no kernel, and what a dispatcher should do instead.
+struct Gap {
+  int64_t id = 0;
+  std::string family;
+  std::string arch;
+  Params key;
+  GapReason reason = GapReason::no_config;
+  std::string detail;
+  std::string source;      // "measured" (with run_id) or a declaration, e.g. "aiter 0.1.19 ..."
+  std::optional<int64_t> run_id;
+  std::string fallback;    // "none", or a Params canonical text of the key to use instead
+  std::string fallback_note;  // why that fallback is valid
+};
+
+// The best verified measurement of one key in one run.
+struct Winner {
+  Run run;
+  Measurement m;
+};
+
+struct Filter {
+  std::optional<std::string> family, arch, device_name;
+  std::optional<int64_t> run_id;
+  // Key fields that must match exactly (name, value).
+  std::vector<std::pair<std::string, int64_t>> key_equals;
+};
+
+class Database {
+ public:
+  // Opens (creating when `create` and the file is absent) and migrates to the current schema.
+  // Throws Error with the path and the cause for: not a SQLite file, corrupt file, newer schema,
+  // read-only location when writing is needed. Never modifies a file it rejects.
+  static std::unique_ptr<Database> open(const std::string& path, bool create, bool read_only = false);
+  virtual ~Database() = default;
+
+  static int current_schema_version() noexcept;
+  virtual int schema_version() = 0;
+
+  virtual int64_t begin_run(const Run& r) = 0;           // returns the new run id
+  virtual Run run(int64_t id) = 0;
+  virtual std::vector<Run> runs(const Filter& f = {}) = 0;
+  // Runs of `family` on the same device, arch and template hash: what --resume continues.
+  virtual std::vector<Run> compatible_runs(const Run& like) = 0;
+
+  virtual int64_t record(const Measurement& m) = 0;     // one committed transaction
+  virtual std::vector<Measurement> measurements(const Filter& f = {}) = 0;
+  // (key, config) pairs already measured in any of `run_ids` (for --resume).
+  virtual std::vector<std::pair<Params, Params>> done(const std::vector<int64_t>& run_ids) = 0;
+
+  virtual int64_t add_gap(const Gap& g) = 0;            // replaces the gap of the same family/arch/key/source
+  virtual bool remove_gap(const std::string& family, const std::string& arch, const Params& key,
+                          const std::string& source) = 0;
+  virtual std::vector<Gap> gaps(const Filter& f = {}) = 0;
+
+  // Best ok measurement per key (lowest median), per run matched by the filter.
+  virtual std::vector<Winner> winners(const Filter& f = {}) = 0;
+};
+
+}  // namespace ktune::db

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what the build needs from Debian's packages. Idempotent: installs only what is missing.
+set -euo pipefail
+pkgs=(
+  cmake ninja-build g++ pkg-config
+  libsqlite3-dev sqlite3          # the tuning database
+  libsqlitecpp-dev                # RAII C++ access to SQLite (statements, transactions)
+  libfmt-dev                      # formatting
+  libcli11-dev                    # the ktune command line
+  nlohmann-json3-dev              # JSON output (query, bench --json, worker protocol)
+  libtomlplusplus-dev             # space files
+  libxxhash-dev                   # code-object cache keys, template hashes
+  libgtest-dev libgmock-dev       # tests
+  libbenchmark-dev                # dispatch lookup benchmarks
+  librapidcheck-dev               # property tests of the generated dispatcher
+  libamdhip64-dev                 # HIP headers + hipRTC (compile for gfx90a without a GPU)
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "deps: all Debian packages present"
+fi
+if [ -d /usr/local/cuda/include ]; then
+  echo "deps: CUDA toolkit found at /usr/local/cuda (NVRTC for sm_* compile tests)"
+else
+  echo "deps: no CUDA toolkit at /usr/local/cuda: the cuda backend builds from its own declarations and reports itself unavailable"
+fi

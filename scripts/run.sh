@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The main job. Set-up on a fresh machine, build, then:
+#  - with a GPU: sweep the smoke space of every family on it into results/<device>/, dump the
+#    database as diffable SQL and generate the dispatch headers from it;
+#  - without one: prove every instance of the default space compiles for gfx90a (hipRTC) and,
+#    where NVRTC is present, sm_90a, then regenerate the dispatch headers from the committed
+#    results (results/*/*.sql) and check them against the committed headers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/deps.sh
+./scripts/build.sh
+ktune=${KTUNE_BUILD_DIR:-build}/ktune
+families=(mla_decode)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$ktune" devices --no-bandwidth --json >"$work/devices.json"
+gpu_arch=$(python3 - "$work/devices.json" <<'PY' 2>/dev/null || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d.get("backends", []):
+    for dev in b.get("devices", []):
+        print(dev["arch"]); sys.exit(0)
+PY
+)
+
+if [ -n "$gpu_arch" ]; then
+  echo "run: GPU found ($gpu_arch): sweeping the smoke space"
+  ./scripts/sweep_results.sh smoke
+  exit 0
+fi
+
+echo "run: no GPU on this machine ($("$ktune" devices --no-bandwidth | grep -m1 -i unavailable || echo 'no devices')):"
+echo "run: compile-only proof for MI-series (gfx90a) and sm_90a, then codegen from committed results"
+for f in "${families[@]}"; do
+  "$ktune" compile --kernel "$f" --space default --arch gfx90a
+  "$ktune" compile --kernel "$f" --space default --arch sm_90a || {
+    echo "run: sm_90a compile failed (or NVRTC unavailable); see above" >&2; exit 1; }
+done
+./scripts/regen_headers.sh

@@ -1,0 +1,137 @@
+#pragma once
+// One small interface per GPU API (ggml-style): a Backend compiles and enumerates devices,
+// a Context owns one device's stream, memory, modules and events. Implementations load their
+// vendor libraries with dlopen, so a binary built here starts on a machine without them and
+// reports the backend "unavailable: <why>".
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ktune::backend {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;          // "NVIDIA H200", "AMD Instinct MI300X"
+  std::string arch;          // "sm_90a", "gfx942" (the compile target ktune uses for it)
+  int compute_units = 0;     // SMs / CUs
+  int warp_size = 0;         // 32 / 64
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int64_t shared_per_block = 0;      // default per-block limit
+  int64_t shared_per_block_optin = 0;  // largest a kernel may opt in to
+  int clock_khz = 0;
+};
+
+struct CompileRequest {
+  std::string source;                      // fully rendered, self-contained source
+  std::string source_name;                 // for compiler messages, e.g. "mla_decode.hip"
+  std::vector<std::string> name_expressions;  // template instances to emit, e.g. "mla_decode<64,32,...>"
+  std::string arch;                        // "gfx90a", "sm_90a"
+  std::vector<std::string> options;        // extra compiler flags
+};
+
+struct CompileResult {
+  std::vector<char> code;                  // hsaco / cubin
+  std::vector<std::string> lowered_names;  // mangled symbol for each name expression, same order
+  std::string log;                         // compiler output (warnings), may be empty
+};
+
+// Device memory. Owned by the Context that allocated it; freed on destruction.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual uint64_t address() const noexcept = 0;  // device pointer as an integer
+  virtual size_t size() const noexcept = 0;
+  template <class T>
+  T* as() const noexcept { return reinterpret_cast<T*>(address()); }
+};
+
+// A loaded code object.
+class Module {
+ public:
+  virtual ~Module() = default;
+  // Opaque function handle for Context::launch. Throws Error if the symbol is missing.
+  virtual void* function(std::string_view lowered_name) = 0;
+};
+
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// A captured sequence of launches that can be replayed with one call.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+};
+
+// One device with one stream. Not thread-safe: one Context per thread.
+// Every call throws DeviceFault after a sticky device error, Error otherwise.
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual const DeviceInfo& info() const noexcept = 0;
+
+  virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;
+  virtual void upload(Buffer& dst, const void* src, size_t bytes, size_t dst_offset = 0) = 0;
+  virtual void download(void* dst, const Buffer& src, size_t bytes, size_t src_offset = 0) = 0;
+  virtual void fill(Buffer& dst, uint8_t byte) = 0;  // async on the stream
+  virtual void copy(Buffer& dst, const Buffer& src, size_t bytes) = 0;  // device to device, async
+
+  virtual std::unique_ptr<Module> load(std::span<const char> code) = 0;
+  // Raises the dynamic shared-memory limit of `fn` when `bytes` exceeds the default.
+  virtual void set_shared_limit(void* fn, size_t bytes) = 0;
+  // Enqueues a launch; `args` points to each kernel argument, as in cuLaunchKernel.
+  virtual void launch(void* fn, Dim3 grid, Dim3 block, size_t shared_bytes, void** args) = 0;
+
+  virtual std::unique_ptr<Event> event() = 0;
+  virtual void record(Event& e) = 0;
+  virtual float elapsed_ms(const Event& start, const Event& stop) = 0;  // waits for stop
+  virtual void synchronize() = 0;
+
+  // Stream capture. Backends without it return nullptr from end_capture() after running the
+  // launches eagerly, and the caller times eager launches instead.
+  virtual void begin_capture() = 0;
+  virtual std::unique_ptr<Graph> end_capture() = 0;
+  virtual void replay(Graph& g) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const noexcept = 0;  // "cuda", "hip"
+  // True when the targets this backend compiles for match `arch` ("sm_*" / "gfx*").
+  virtual bool handles_arch(std::string_view arch) const noexcept = 0;
+
+  // Compilation needs only the compiler library (hipRTC / NVRTC), no device or driver.
+  virtual bool compiler_available() const noexcept = 0;
+  virtual std::string compiler_unavailable_reason() const = 0;
+  virtual std::string compiler_version() const = 0;  // "nvrtc 13.0", "hiprtc 5.2.21153"
+  virtual CompileResult compile(const CompileRequest& req) const = 0;  // throws CompileError
+
+  // Devices need the driver / runtime library and a GPU.
+  virtual bool available() const noexcept = 0;
+  virtual std::string unavailable_reason() const = 0;
+  virtual std::string driver_version() const = 0;   // "cuda driver 13.0", "hip runtime 5.2"
+  virtual int device_count() const = 0;
+  virtual DeviceInfo device_info(int ordinal) const = 0;
+  virtual std::unique_ptr<Context> open(int ordinal) const = 0;
+};
+
+// All backends compiled into this binary, registered once. Never empty of entries that were
+// built; each reports its own availability.
+std::span<Backend* const> all();
+// The backend that compiles for `arch`; throws Error naming the known arch prefixes.
+Backend& for_arch(std::string_view arch);
+// A backend by name ("cuda", "hip"); throws Error if it was not built.
+Backend& by_name(std::string_view name);
+
+}  // namespace ktune::backend

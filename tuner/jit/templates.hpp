@@ -1,0 +1,24 @@
+#pragma once
+// Kernel template sources: embedded at build time, overridable with a directory (--templates).
+// Rendering inlines quoted #include directives so that hipRTC / NVRTC get one self-contained
+// source; the hash of that rendered text is the template hash stored with every result.
+#include <string>
+#include <string_view>
+
+namespace ktune::jit {
+
+// Reads templates from `dir` instead of the embedded copy (empty = embedded).
+void set_template_root(std::string dir);
+const std::string& template_root() noexcept;
+
+// Contents of one template file (relative path). Throws Error if it does not exist.
+std::string read_template(std::string_view path);
+
+// `path` with every `#include "x"` replaced by the contents of template x (once each).
+// Throws Error on a missing include or an include cycle.
+std::string render(std::string_view path);
+
+// Hex xxh64 of render(path): changes whenever anything that reaches the compiler changes.
+std::string template_hash(std::string_view path);
+
+}  // namespace ktune::jit

@@ -1,0 +1,112 @@
+#pragma once
+// A kernel family: everything the generic core (jit, sweep, db, codegen, bench) needs to know
+// about one kind of kernel, and nothing more. Adding a family means implementing this interface
+// in tuner/kernels/<family>/ and registering it in registry.cpp; the core has no special cases.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "common/params.hpp"
+
+namespace ktune {
+
+// What a compile target allows; known without a device (tuner/kernels/targets.cpp).
+struct TargetLimits {
+  std::string arch;
+  int warp_size = 32;
+  int64_t shared_per_block = 48 * 1024;  // largest a kernel may use (opt-in included)
+  int max_threads_per_block = 1024;
+  int registers_per_thread_max = 255;
+};
+// Throws Error for an arch ktune does not know, listing the ones it does.
+const TargetLimits& target_limits(std::string_view arch);
+
+// Bytes moved and floating-point operations of one launch, counted the way the family's
+// contract says (FlashMLA's formulas for mla_decode).
+struct Traffic {
+  double bytes = 0;
+  double flops = 0;
+};
+
+struct Verdict {
+  bool ok = false;
+  double max_abs_err = 0;   // over all checked outputs
+  double rel_l2_err = 0;    // ||out - ref|| / ||ref||
+  std::string detail;       // first failing element, unwritten outputs, NaNs, ...
+};
+
+// A compiled candidate: the loaded module and the mangled symbol of each name expression
+// (same order as Family::name_expressions).
+struct Candidate {
+  Params config;
+  backend::Module* module = nullptr;
+  std::vector<std::string> symbols;
+};
+
+// One problem instance on a device: inputs (possibly in several rotated copies, so that timing
+// sees a cold L2), outputs, scratch, and optionally the CPU reference of rotation 0.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  // Enqueues one run of `c` on copy `rotation` of the inputs. Throws Error if `c` cannot serve
+  // this instance (the caller should have filtered it with Family::infeasible).
+  virtual void launch(const Candidate& c, int rotation) = 0;
+  virtual int rotations() const noexcept = 0;
+  // Poisons the outputs of rotation 0 (so that unwritten elements are caught), for verify.
+  virtual void poison() = 0;
+  // Downloads the outputs of rotation 0 and compares them with the reference.
+  // Requires an instance made with_reference.
+  virtual Verdict verify() = 0;
+  virtual Traffic traffic() const noexcept = 0;
+};
+
+// Launch geometry a dispatcher needs to call a winner without ktune (static part only; the
+// grid depends on run-time arguments and is computed by the family's launch code).
+struct LaunchInfo {
+  int threads_per_block = 0;
+  int64_t shared_bytes = 0;
+};
+
+class Family {
+ public:
+  virtual ~Family() = default;
+  virtual std::string_view name() const noexcept = 0;
+  virtual std::string_view summary() const noexcept = 0;
+
+  // Problem key fields (what dispatch switches on; arch is implicit and not listed).
+  virtual const std::vector<FieldSpec>& key_fields() const noexcept = 0;
+  // Tuning knobs.
+  virtual const std::vector<FieldSpec>& config_fields() const noexcept = 0;
+  // Run-time shape fields beyond the key (e.g. ctx, page_size), used for timing.
+  virtual const std::vector<FieldSpec>& shape_fields() const noexcept = 0;
+
+  // Template file (relative to the templates root) that holds the family's kernels. It
+  // includes "common/prelude.hpp"; the JIT renders both into one source.
+  virtual std::string_view template_file() const noexcept = 0;
+  // Kernel template instances a candidate needs, as C++ name expressions
+  // ("ktune::mla_decode_kernel<64, 32, ...>"). The first is the main kernel.
+  virtual std::vector<std::string> name_expressions(const Params& key, const Params& config) const = 0;
+  // Why `config` cannot serve `key` on `target` (shared memory, tile shape, precondition),
+  // or nullopt when it can. Pure function: the sweep prunes with it before compiling.
+  virtual std::optional<std::string> infeasible(const Params& key, const Params& config,
+                                                const TargetLimits& target) const = 0;
+  virtual LaunchInfo launch_info(const Params& key, const Params& config) const = 0;
+
+  // Small shapes that exercise masks and edges; every candidate is verified on all of them.
+  virtual std::vector<Params> verify_shapes(const Params& key) const = 0;
+  // Builds an instance on `ctx`. Inputs are random (never zeros), drawn from `seed`.
+  // With `with_reference` the CPU reference (double accumulation) is computed too.
+  virtual std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape,
+                                                uint64_t seed, bool with_reference) const = 0;
+};
+
+// All registered families, in a fixed order.
+const std::vector<const Family*>& families();
+// Throws Error listing the known families.
+const Family& family(std::string_view name);
+
+}  // namespace ktune
