@@ -11,18 +11,8 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh
 ktune=${KTUNE_BUILD_DIR:-build}/ktune
 families=(mla_decode)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
-"$ktune" devices --no-bandwidth --json >"$work/devices.json"
-gpu_arch=$(python3 - "$work/devices.json" <<'PY' 2>/dev/null || true
-import json, sys
-d = json.load(open(sys.argv[1]))
-for b in d.get("backends", []):
-    for dev in b.get("devices", []):
-        print(dev["arch"]); sys.exit(0)
-PY
-)
+gpu_arch=$("$ktune" devices --no-bandwidth --first-device-arch)
 
 if [ -n "$gpu_arch" ]; then
   echo "run: GPU found ($gpu_arch): sweeping the smoke space"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Rebuilds each committed results database from its SQL dump, regenerates the dispatch header
+# and checks it against the committed one: the committed header must be exactly what codegen
+# makes of the committed results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ktune=${KTUNE:-${KTUNE_BUILD_DIR:-build}/ktune}
+shopt -s nullglob
+dumps=(results/*/*.sql)
+if [ ${#dumps[@]} -eq 0 ]; then
+  echo "regen_headers: no committed results (results/*/*.sql) yet"
+  exit 0
+fi
+status=0
+for dump in "${dumps[@]}"; do
+  dir=$(dirname "$dump"); family=$(basename "$dump" .sql)
+  tmp=$(mktemp -d)
+  sqlite3 "$tmp/$family.db" <"$dump"
+  flags=()
+  if ! "$ktune" codegen --db "$tmp/$family.db" --kernel "$family" --out "$tmp/$family.hpp" 2>"$tmp/err"; then
+    if grep -q 'template hash' "$tmp/err"; then
+      echo "regen_headers: $dump is stale (templates changed since that sweep); re-run the sweep on a GPU."
+      cat "$tmp/err"
+      flags=(--allow-stale)
+      "$ktune" codegen --db "$tmp/$family.db" --kernel "$family" --out "$tmp/$family.hpp" "${flags[@]}"
+    else
+      cat "$tmp/err" >&2; exit 1
+    fi
+  fi
+  if cmp -s "$tmp/$family.hpp" "$dir/${family}_dispatch.hpp"; then
+    echo "regen_headers: $dir/${family}_dispatch.hpp is up to date with $dump"
+  else
+    echo "regen_headers: $dir/${family}_dispatch.hpp differs from what codegen makes of $dump:" >&2
+    diff -u "$dir/${family}_dispatch.hpp" "$tmp/$family.hpp" | head -40 >&2 || true
+    status=1
+  fi
+  rm -rf "$tmp"
+done
+exit $status

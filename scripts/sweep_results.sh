@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On a machine with a GPU: sweeps SPACE (default: smoke) of every family into a fresh database
+# and commits-ready text under results/<device>/: the SQL dump (diffable, `sqlite3 x.db < dump`
+# restores it), the winners table, and the generated dispatch header.
+#   scripts/sweep_results.sh [SPACE] [extra sweep flags...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+space=${1:-smoke}; shift || true
+ktune=${KTUNE:-${KTUNE_BUILD_DIR:-build}/ktune}
+device=$("$ktune" devices --no-bandwidth --first-device-slug)
+out=${KTUNE_RESULTS_DIR:-results}/$device
+mkdir -p "$out"
+for family in mla_decode; do
+  db=$(mktemp -d)/$family.db
+  cmd=("$ktune" sweep --kernel "$family" --space "$space" --db "$db" "$@")
+  echo "sweep_results: ${cmd[*]}"
+  "${cmd[@]}"
+  sqlite3 "$db" .dump >"$out/$family.sql"
+  "$ktune" query --db "$db" --kernel "$family" --winners --format table >"$out/${family}_winners.txt"
+  "$ktune" gaps --db "$db" --kernel "$family" --format table >"$out/${family}_gaps.txt"
+  "$ktune" codegen --db "$db" --kernel "$family" --out "$out/${family}_dispatch.hpp"
+  {
+    echo "# $family on $device"
+    echo
+    echo "Produced on $(date -u +%Y-%m-%dT%H:%MZ) by:"
+    echo
+    echo '```'
+    echo "scripts/sweep_results.sh $space $*"
+    echo "${cmd[*]}" | sed "s|$db|$family.db|"
+    echo '```'
+    echo
+    echo "Device:"
+    echo
+    echo '```'
+    "$ktune" devices
+    echo '```'
+  } >"$out/${family}_README.md"
+done
+echo "sweep_results: wrote $out"
