@@ -65,7 +65,8 @@ std::string Params::canonical() const {
 
 Params Params::parse_canonical(std::string_view text) {
   Params p;
-  while (!text.empty()) {
+  if (text.empty()) return p;
+  for (;;) {  // every comma must be followed by an item: "a=1," is malformed
     auto comma = text.find(',');
     auto item = text.substr(0, comma);
     auto eq = item.find('=');

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <xxhash.h>

@@ -21,6 +21,7 @@ struct TargetLimits {
   int64_t shared_per_block = 48 * 1024;  // largest a kernel may use (opt-in included)
   int max_threads_per_block = 1024;
   int registers_per_thread_max = 255;
+  int64_t registers_per_block = 65536;  // 32-bit registers all threads of one block share at most
 };
 // Throws Error for an arch ktune does not know, listing the ones it does.
 const TargetLimits& target_limits(std::string_view arch);
@@ -95,6 +96,11 @@ class Family {
   virtual std::optional<std::string> infeasible(const Params& key, const Params& config,
                                                 const TargetLimits& target) const = 0;
   virtual LaunchInfo launch_info(const Params& key, const Params& config) const = 0;
+  // True when a winner tuned for a larger value of key field `field` also serves smaller values
+  // correctly, because the value is a run-time argument and the kernel masks the padding
+  // (mla_decode: heads and block_len). The generated dispatcher then covers an untuned value with
+  // the smallest larger tuned one, reported as a fallback. Default: exact values only.
+  virtual bool covers_larger(std::string_view field) const noexcept { return false; }
 
   // Small shapes that exercise masks and edges; every candidate is verified on all of them.
   virtual std::vector<Params> verify_shapes(const Params& key) const = 0;

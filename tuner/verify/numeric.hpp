@@ -2,7 +2,9 @@
 // Host-side encodings of the device number formats, done on bits so that host and device agree
 // exactly: bf16, fp8_e4m3fn (OCP: bias 7, max 448, NaN = S.1111.111, no infinities) and
 // fp8_e4m3fnuz (AMD gfx942: bias 8, max 240, NaN = 0x80 only, no negative zero).
-// Encoders round to nearest even and saturate finite values to the format's max.
+// Encoders round to nearest even. The fp8 encoders saturate finite values and infinities to the
+// format's max (like CUDA's __NV_SATFINITE) and map NaN to NaN (fn keeps the sign); bf16 keeps
+// Inf and overflows to Inf like __float2bfloat16_rn, and keeps NaN quiet.
 #include <cstdint>
 
 namespace ktune::num {

@@ -31,7 +31,9 @@ struct Reference {
   std::vector<double> lse;  // [B, L, H], natural log of sum exp(scale * q.k)
 };
 
-// Throws Error on inconsistent inputs (sizes, kv_len < L, page index out of range).
+// Throws Error on inconsistent inputs (sizes, kv_len < L, page index out of range, a kv_scale
+// other than 1 with a bf16 cache). Only the block-table entries that cover kv_len are read.
+// Runs on all cores; the result does not depend on their number or on the paging.
 Reference reference(const HostProblem& p);
 
 }  // namespace ktune::mla

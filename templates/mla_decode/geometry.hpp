@@ -1,0 +1,112 @@
+#pragma once
+// Tile geometry of the mla_decode kernel: thread layouts, shared-memory layout and the register
+// arrays a thread keeps. Shared verbatim by the kernel template (rendered into the JIT source)
+// and by the host (tuner/kernels/mla_decode/ includes this file), so that the shared-memory size
+// the host launches with and the layout the kernel uses come from one definition.
+// Plain C++14 constexpr code without headers, valid for hipRTC, NVRTC and the host compiler.
+
+// NVRTC accepts no host-only functions, so the functions are __host__ __device__ there; the host
+// compiler knows no such attributes.
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__) || defined(__HIP_DEVICE_COMPILE__)
+#define KTUNE_GEOMETRY_FN __host__ __device__ constexpr
+#else
+#define KTUNE_GEOMETRY_FN constexpr
+#endif
+
+namespace ktune {
+namespace mla_tile {
+
+constexpr int kHeadDim = 576;                  // q / k row: 512 latent dims + 64 rope dims
+constexpr int kValueDim = 512;                 // V is the first 512 dims of the cached k row
+constexpr int kVec = 8;                        // bf16 elements per 16-byte vector
+constexpr int kSmemStride = kHeadDim + kVec;   // bf16 per shared q / k row (see k_offset)
+constexpr int kValueVecs = kValueDim / kVec;   // threads that cover one output row, 8 dims each
+constexpr int kMaxShuffleGroup = 32;           // the smaller warp of the two vendors
+
+// Codes of the kv_dtype key field and template parameter.
+constexpr int kKvBf16 = 0;
+constexpr int kKvFp8E4m3fn = 1;
+constexpr int kKvFp8E4m3fnuz = 2;
+KTUNE_GEOMETRY_FN int kv_bytes(int kv_dtype) { return kv_dtype == kKvBf16 ? 2 : 1; }
+
+KTUNE_GEOMETRY_FN int min_of(int a, int b) { return a < b ? a : b; }
+KTUNE_GEOMETRY_FN int ceil_div(int a, int b) { return (a + b - 1) / b; }
+KTUNE_GEOMETRY_FN bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+struct Geometry {
+  int rows;      // query rows (h, l pairs) per CTA
+  int keys;      // keys per KV tile
+  int threads;   // threads per CTA
+  int stages;    // 1: load then compute; 2: the next tile is fetched while this one is computed
+  int kv_dtype;
+
+  // Scores S = Q K^T: a score_row_threads x score_key_threads grid of threads over the tile.
+  // Thread t owns rows t / score_key_threads() + i * score_row_threads() and keys
+  // t % score_key_threads() + j * score_key_threads(): a micro-tile as square as the pair count
+  // allows, so that each loaded q / k vector feeds several dot products.
+  KTUNE_GEOMETRY_FN int score_pairs() const { return rows * keys / threads; }
+  KTUNE_GEOMETRY_FN int score_keys_per_thread() const {
+    int mk = 1;
+    while (2 * mk <= keys && 4 * mk * mk <= score_pairs()) mk *= 2;
+    return mk;
+  }
+  KTUNE_GEOMETRY_FN int score_rows_per_thread() const { return score_pairs() / score_keys_per_thread(); }
+  KTUNE_GEOMETRY_FN int score_key_threads() const { return keys / score_keys_per_thread(); }
+  KTUNE_GEOMETRY_FN int score_row_threads() const { return rows / score_rows_per_thread(); }
+
+  // Online softmax: a group of softmax_group() consecutive lanes per row, reduced by shuffles;
+  // several passes when there are fewer threads than rows.
+  KTUNE_GEOMETRY_FN int softmax_group() const {
+    return threads >= rows ? min_of(min_of(threads / rows, keys), kMaxShuffleGroup) : 1;
+  }
+  KTUNE_GEOMETRY_FN int softmax_rows_per_pass() const { return threads / softmax_group(); }
+  KTUNE_GEOMETRY_FN int softmax_passes() const { return ceil_div(rows, softmax_rows_per_pass()); }
+
+  // O += P V: kValueVecs threads per row, each owning 8 consecutive output dims; thread t owns
+  // rows t / kValueVecs + i * value_row_threads(). The accumulators stay in registers.
+  KTUNE_GEOMETRY_FN int value_row_threads() const { return threads / kValueVecs; }
+  KTUNE_GEOMETRY_FN int value_rows_per_thread() const { return rows / value_row_threads(); }
+  KTUNE_GEOMETRY_FN int accumulators() const { return value_rows_per_thread() * kVec; }
+
+  // Global loads, in 16-byte vectors.
+  KTUNE_GEOMETRY_FN int kv_vecs_per_row() const { return kHeadDim * kv_bytes(kv_dtype) / 16; }
+  KTUNE_GEOMETRY_FN int kv_vecs_per_thread() const { return ceil_div(keys * kv_vecs_per_row(), threads); }
+  KTUNE_GEOMETRY_FN int q_vecs_per_row() const { return kHeadDim / kVec; }
+  KTUNE_GEOMETRY_FN int q_vecs_per_thread() const { return ceil_div(rows * q_vecs_per_row(), threads); }
+
+  // Shared memory, in bytes: q tile (bf16), `stages` k tiles (bf16, fp8 decoded on the way in),
+  // probabilities P (fp32), per-row running max, sum and rescale factor (fp32).
+  // Rows are kSmemStride = 584 bf16 = 292 words apart: 292 = 4 (mod 32), so the 16-byte reads of
+  // 8 different rows (one shared-memory wavefront) fall on distinct banks.
+  KTUNE_GEOMETRY_FN int k_offset() const { return rows * kSmemStride * 2; }
+  KTUNE_GEOMETRY_FN int k_stage_bytes() const { return keys * kSmemStride * 2; }
+  KTUNE_GEOMETRY_FN int p_offset() const { return k_offset() + stages * k_stage_bytes(); }
+  KTUNE_GEOMETRY_FN int p_stride() const { return keys + 1; }  // odd: a column of P spans all banks
+  KTUNE_GEOMETRY_FN int stats_offset() const { return p_offset() + rows * p_stride() * 4; }
+  KTUNE_GEOMETRY_FN int shared_bytes() const { return stats_offset() + 3 * rows * 4; }
+
+  // 32-bit registers a thread keeps live through the tile loop: accumulators, its scores, the
+  // prefetched tile (two stages), the q / k vectors of one dot-product step, plus addresses and
+  // loop state. An estimate to prune configs that would spill; the compiler has the last word.
+  KTUNE_GEOMETRY_FN int live_registers() const {
+    return accumulators() + score_pairs() + (stages == 2 ? kv_vecs_per_thread() * 4 : 0) +
+           (score_rows_per_thread() + score_keys_per_thread()) * 8 + 40;
+  }
+
+  // Layout conditions; the kernel static_asserts them and the host reports which one fails.
+  KTUNE_GEOMETRY_FN bool scores_fit() const {
+    return score_pairs() >= 1 && (rows * keys) % threads == 0 && score_rows_per_thread() <= rows &&
+           score_row_threads() * score_key_threads() == threads;
+  }
+  KTUNE_GEOMETRY_FN bool values_fit() const {
+    return threads % kValueVecs == 0 && value_row_threads() <= rows && rows % value_row_threads() == 0;
+  }
+  KTUNE_GEOMETRY_FN bool shape_ok() const {
+    return is_pow2(rows) && is_pow2(keys) && is_pow2(threads) && (stages == 1 || stages == 2) &&
+           kv_dtype >= kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz;
+  }
+  KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && scores_fit() && values_fit(); }
+};
+
+}  // namespace mla_tile
+}  // namespace ktune

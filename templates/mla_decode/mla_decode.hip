@@ -1,0 +1,377 @@
+// Paged MLA decode attention (DeepSeek-V3 / Kimi style) for a block of L query tokens per
+// request, SIMT math path. Contract (DESIGN.md, "Family 1: mla_decode"):
+//   q           [B, L, H, 576] bf16       rows r = l * H + h of request b are contiguous
+//   kv_cache    [pages, page_size, 576]   bf16, fp8_e4m3fn or fp8_e4m3fnuz; value = code * kv_scale
+//   block_table [B, max_pages] int32      key j of request b lives in page block_table[b][j / page_size]
+//   kv_lens     [B] int32                 includes the L block tokens
+//   o           [B, L, H, 512] bf16       softmax(scale * q k^T) v, v = first 512 dims of k
+//   lse         [B, L, H] fp32            natural-log sum of exp(scale * q k^T); nullptr skips it
+// Causal: row (l, h) sees keys j < kv_len - L + l + 1; non-causal: all kv_len keys.
+//
+// "Fold": the H heads and L tokens of a request share one latent KV head, so a CTA takes ROWS
+// consecutive rows r of one request (padding rows masked) and streams the request's keys through
+// shared memory once for all of them. H and L are run-time arguments: one instance serves any.
+//
+// Grid: (ceil(H * L / ROWS), num_splits, B). Split s of request b covers a contiguous, KEYS-aligned
+// chunk of its keys. With num_splits == 1 the kernel writes o and lse; otherwise it writes fp32
+// partial outputs (normalised) and partial lse to the workspace, and mla_combine merges them.
+#include "common/prelude.hpp"
+#include "mla_decode/geometry.hpp"
+
+namespace ktune {
+namespace mla_detail {
+
+using namespace mla_tile;
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Keys visible to row r of a request (before split clipping). MASK_SHIFT moves the boundary
+// and exists only so that tests can plant an off-by-one; production instances use 0.
+template <int CAUSAL, int MASK_SHIFT>
+__device__ __forceinline__ int visible_keys(int r, int kv_len, int heads, int block_len) {
+  return (CAUSAL ? kv_len - block_len + r / heads + 1 : kv_len) + MASK_SHIFT;
+}
+
+template <int KV_DTYPE>
+__device__ __forceinline__ float fp8_to_float(u32 code) {
+  return KV_DTYPE == kKvFp8E4m3fn ? fp8_e4m3fn_to_float(code) : fp8_e4m3fnuz_to_float(code);
+}
+
+// Two fp8 codes (the low 16 bits of `w`) to two bf16; exact, as every E4M3 value is a bf16 value.
+template <int KV_DTYPE>
+__device__ __forceinline__ u32 fp8x2_to_bf16x2(u32 w) {
+  return (__float_as_uint(fp8_to_float<KV_DTYPE>(w)) >> 16) |
+         (__float_as_uint(fp8_to_float<KV_DTYPE>(w >> 8)) & 0xffff0000u);
+}
+
+// Moves one KV tile (KEYS consecutive keys of one request) from the paged cache into shared
+// memory as bf16, in two steps so that the second pipeline stage can overlap them with compute:
+// fetch() issues the global loads into registers, commit() decodes and stores them.
+// Keys at or past `end` are not read (their pages may not exist) and become zeros.
+template <int KEYS, int THREADS, int KV_DTYPE>
+struct KvTile {
+  static constexpr int kVecsPerRow = kHeadDim * kv_bytes(KV_DTYPE) / 16;
+  static constexpr int kVecs = ceil_div(KEYS * kVecsPerRow, THREADS);
+
+  const u8* kv_cache;
+  const i32* pages;  // this request's row of the block table
+  int page_size;
+
+  __device__ __forceinline__ void fetch(u32x4 (&regs)[kVecs], int tile_start, int end) const {
+#pragma unroll
+    for (int v = 0; v < kVecs; ++v) {
+      const int idx = static_cast<int>(threadIdx.x) + v * THREADS;
+      const int key = idx / kVecsPerRow;
+      const int j = tile_start + key;
+      regs[v] = zero_u32x4();
+      if (idx < KEYS * kVecsPerRow && j < end) {
+        const i64 slot = static_cast<i64>(pages[j / page_size]) * page_size + j % page_size;
+        regs[v] = load16(kv_cache + slot * (kHeadDim * kv_bytes(KV_DTYPE)) + (idx % kVecsPerRow) * 16);
+      }
+    }
+  }
+
+  __device__ __forceinline__ void commit(const u32x4 (&regs)[kVecs], u16* tile) const {
+#pragma unroll
+    for (int v = 0; v < kVecs; ++v) {
+      const int idx = static_cast<int>(threadIdx.x) + v * THREADS;
+      if (idx >= KEYS * kVecsPerRow) continue;
+      u16* row = tile + (idx / kVecsPerRow) * kSmemStride;
+      const int vec = idx % kVecsPerRow;
+      if (KV_DTYPE == kKvBf16) {
+        store16(row + vec * kVec, regs[v]);
+      } else {  // 16 fp8 codes -> 16 bf16 = two vectors
+        const u32x4& c = regs[v];
+        u32x4 lo, hi;
+        lo.x = fp8x2_to_bf16x2<KV_DTYPE>(c.x), lo.y = fp8x2_to_bf16x2<KV_DTYPE>(c.x >> 16);
+        lo.z = fp8x2_to_bf16x2<KV_DTYPE>(c.y), lo.w = fp8x2_to_bf16x2<KV_DTYPE>(c.y >> 16);
+        hi.x = fp8x2_to_bf16x2<KV_DTYPE>(c.z), hi.y = fp8x2_to_bf16x2<KV_DTYPE>(c.z >> 16);
+        hi.z = fp8x2_to_bf16x2<KV_DTYPE>(c.w), hi.w = fp8x2_to_bf16x2<KV_DTYPE>(c.w >> 16);
+        store16(row + vec * 2 * kVec, lo);
+        store16(row + vec * 2 * kVec + kVec, hi);
+      }
+    }
+  }
+};
+
+}  // namespace mla_detail
+
+// ROWS query rows x KEYS keys per tile, THREADS threads, STAGES pipeline stages (1 or 2),
+// MATH math path (0 = SIMT), KV_DTYPE (0 bf16, 1 fp8_e4m3fn, 2 fp8_e4m3fnuz), CAUSAL (0/1).
+// MASK_SHIFT is a test-only fault injection (see visible_keys): production instances pass 0.
+// It has no default because hipRTC 5.2 resolves name expressions only with every argument given.
+// Dynamic shared memory: mla_tile::Geometry::shared_bytes().
+template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
+__global__ void __launch_bounds__(THREADS)
+    mla_decode(const u16* __restrict__ q, const u8* __restrict__ kv_cache, const i32* __restrict__ block_table,
+               const i32* __restrict__ kv_lens, u16* __restrict__ o, float* __restrict__ lse,
+               float* __restrict__ part_o, float* __restrict__ part_lse, float softmax_scale, float kv_scale,
+               int heads, int block_len, int max_pages, int page_size, int num_splits) {
+  using namespace mla_tile;
+  using namespace mla_detail;
+  static_assert(MATH == 0, "only the SIMT math path (MATH = 0) exists");
+  static_assert(THREADS % kWarp == 0, "THREADS must be a multiple of the warp size");
+  constexpr Geometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE};
+  static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES do not tile (see Geometry::valid)");
+  constexpr int PS = G.p_stride();
+
+  extern __shared__ u32x4 smem[];
+  unsigned char* const smem_bytes = reinterpret_cast<unsigned char*>(smem);
+  u16* const sQ = reinterpret_cast<u16*>(smem_bytes);
+  u16* const sK = reinterpret_cast<u16*>(smem_bytes + G.k_offset());
+  float* const sP = reinterpret_cast<float*>(smem_bytes + G.p_offset());
+  float* const sMax = reinterpret_cast<float*>(smem_bytes + G.stats_offset());  // running max (log2 domain)
+  float* const sSum = sMax + ROWS;                                              // running sum
+  float* const sAlpha = sSum + ROWS;                                            // this tile's rescale
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int b = static_cast<int>(blockIdx.z);
+  const int split = static_cast<int>(blockIdx.y);
+  const int row0 = static_cast<int>(blockIdx.x) * ROWS;
+  const int rows_per_request = heads * block_len;
+  const int kv_len = kv_lens[b];
+
+  // This CTA's keys: its split's chunk, cut where its last row stops seeing keys.
+  const int split_len = ceil_div(ceil_div(kv_len, num_splits), KEYS) * KEYS;
+  const int k_begin = split * split_len;
+  const int last_row = min_of(row0 + ROWS, rows_per_request) - 1;
+  const int k_end = min_of(min_of(kv_len, k_begin + split_len),
+                           visible_keys<CAUSAL, MASK_SHIFT>(last_row, kv_len, heads, block_len));
+  const int num_tiles = k_end > k_begin ? ceil_div(k_end - k_begin, KEYS) : 0;
+
+  const KvTile<KEYS, THREADS, KV_DTYPE> kv_tile{kv_cache, block_table + static_cast<i64>(b) * max_pages, page_size};
+  u32x4 staged[KvTile<KEYS, THREADS, KV_DTYPE>::kVecs];
+
+  // Prologue: running statistics, the q tile (zeros for padding rows), the first KV tile.
+  for (int r = tid; r < ROWS; r += THREADS) {
+    sMax[r] = neg_inf();
+    sSum[r] = 0.f;
+  }
+  const u16* const q_request = q + static_cast<i64>(b) * rows_per_request * kHeadDim;
+#pragma unroll
+  for (int v = 0; v < G.q_vecs_per_thread(); ++v) {
+    const int idx = tid + v * THREADS;
+    if (idx >= ROWS * G.q_vecs_per_row()) break;
+    const int r = idx / G.q_vecs_per_row();
+    const int vec = idx % G.q_vecs_per_row();
+    const u32x4 x = row0 + r < rows_per_request
+                        ? load16(q_request + static_cast<i64>(row0 + r) * kHeadDim + vec * kVec)
+                        : zero_u32x4();
+    store16(sQ + r * kSmemStride + vec * kVec, x);
+  }
+  if (num_tiles > 0) {
+    kv_tile.fetch(staged, k_begin, k_end);
+    kv_tile.commit(staged, sK);
+  }
+  __syncthreads();
+
+  // Score micro-tile of this thread, and the key limit of each of its rows (0 for padding rows).
+  constexpr int MR = G.score_rows_per_thread();
+  constexpr int MK = G.score_keys_per_thread();
+  constexpr int TR = G.score_row_threads();
+  constexpr int TK = G.score_key_threads();
+  const int tk = tid % TK;
+  const int tr = tid / TK;
+  int row_limit[MR];
+#pragma unroll
+  for (int i = 0; i < MR; ++i) {
+    const int row = row0 + tr + i * TR;
+    row_limit[i] = row < rows_per_request
+                       ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end)
+                       : 0;
+  }
+  // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output
+  // rather than to every decoded element.
+  const float score_scale = softmax_scale * kv_scale * kLog2e;
+
+  // Output micro-tile of this thread: rows vr + i * VT, dims vc .. vc + 7.
+  constexpr int VR = G.value_rows_per_thread();
+  constexpr int VT = G.value_row_threads();
+  const int vc = (tid % kValueVecs) * kVec;
+  const int vr = tid / kValueVecs;
+  float acc[VR][kVec];
+#pragma unroll
+  for (int i = 0; i < VR; ++i)
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) acc[i][e] = 0.f;
+
+  for (int t = 0; t < num_tiles; ++t) {
+    const int tile_start = k_begin + t * KEYS;
+    const u16* const tile = sK + (STAGES == 2 ? (t & 1) : 0) * KEYS * kSmemStride;
+    const bool more = t + 1 < num_tiles;
+    if (STAGES == 2 && more) kv_tile.fetch(staged, tile_start + KEYS, k_end);  // lands during compute
+
+    // S = scale * Q K^T for this thread's micro-tile; masked keys get -inf.
+    {
+      float s[MR][MK];
+#pragma unroll
+      for (int i = 0; i < MR; ++i)
+#pragma unroll
+        for (int j = 0; j < MK; ++j) s[i][j] = 0.f;
+#pragma unroll 2
+      for (int d = 0; d < kHeadDim; d += kVec) {
+        float qf[MR][kVec], kf[MK][kVec];
+#pragma unroll
+        for (int i = 0; i < MR; ++i) bf16x8_to_float(load16(sQ + (tr + i * TR) * kSmemStride + d), qf[i]);
+#pragma unroll
+        for (int j = 0; j < MK; ++j) bf16x8_to_float(load16(tile + (tk + j * TK) * kSmemStride + d), kf[j]);
+#pragma unroll
+        for (int i = 0; i < MR; ++i)
+#pragma unroll
+          for (int j = 0; j < MK; ++j)
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) s[i][j] = fmaf(qf[i][e], kf[j][e], s[i][j]);
+      }
+#pragma unroll
+      for (int i = 0; i < MR; ++i)
+#pragma unroll
+        for (int j = 0; j < MK; ++j) {
+          const int key = tk + j * TK;
+          sP[(tr + i * TR) * PS + key] = tile_start + key < row_limit[i] ? s[i][j] * score_scale : neg_inf();
+        }
+    }
+    __syncthreads();
+
+    // Online softmax per row: new running max, P = 2^(S - max), rescale factor of the old sum.
+    {
+      constexpr int GROUP = G.softmax_group();
+      const int g = tid % GROUP;
+#pragma unroll
+      for (int pass = 0; pass < G.softmax_passes(); ++pass) {
+        const int r = tid / GROUP + pass * G.softmax_rows_per_pass();
+        const bool active = r < ROWS;  // every lane still takes part in the shuffles
+        float* const p = sP + (active ? r : 0) * PS;
+        float tile_max = neg_inf();
+        if (active)
+          for (int k = g; k < KEYS; k += GROUP) tile_max = fmaxf(tile_max, p[k]);
+        tile_max = group_max<GROUP>(tile_max);
+        const float old_max = active ? sMax[r] : neg_inf();
+        const float new_max = fmaxf(old_max, tile_max);
+        // A row that has seen no key yet keeps max -inf; subtracting 0 keeps its P at 0.
+        const float base = new_max == neg_inf() ? 0.f : new_max;
+        float sum = 0.f;
+        if (active)
+          for (int k = g; k < KEYS; k += GROUP) {
+            const float e = fast_exp2(p[k] - base);
+            p[k] = e;
+            sum += e;
+          }
+        sum = group_sum<GROUP>(sum);
+        if (active && g == 0) {
+          const float alpha = fast_exp2(old_max - base);
+          sMax[r] = new_max;
+          sSum[r] = sSum[r] * alpha + sum;
+          sAlpha[r] = alpha;
+        }
+      }
+    }
+    __syncthreads();
+
+    // O = alpha O + P V, V = the first 512 dims of the tile's rows.
+    {
+#pragma unroll
+      for (int i = 0; i < VR; ++i) {
+        const float alpha = sAlpha[vr + i * VT];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) acc[i][e] *= alpha;
+      }
+#pragma unroll 4
+      for (int k = 0; k < KEYS; ++k) {
+        float vf[kVec];
+        bf16x8_to_float(load16(tile + k * kSmemStride + vc), vf);
+#pragma unroll
+        for (int i = 0; i < VR; ++i) {
+          const float p = sP[(vr + i * VT) * PS + k];
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) acc[i][e] = fmaf(p, vf[e], acc[i][e]);
+        }
+      }
+    }
+    if (STAGES == 2 && more) kv_tile.commit(staged, sK + ((t + 1) & 1) * KEYS * kSmemStride);
+    __syncthreads();
+    if (STAGES == 1 && more) {
+      kv_tile.fetch(staged, tile_start + KEYS, k_end);
+      kv_tile.commit(staged, sK);
+      __syncthreads();
+    }
+  }
+
+  // Epilogue: normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
+  const int batch = static_cast<int>(gridDim.z);
+#pragma unroll
+  for (int i = 0; i < VR; ++i) {
+    const int r = vr + i * VT;
+    const int row = row0 + r;
+    if (row >= rows_per_request) continue;
+    const float sum = sSum[r];
+    const float inv = sum > 0.f ? kv_scale / sum : 0.f;
+    const float row_lse = sum > 0.f ? (sMax[r] + log2f(sum)) * kLn2 : neg_inf();
+    const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
+    if (num_splits == 1) {
+      u32x4 packed;
+      packed.x = pack_bf16x2(acc[i][0] * inv, acc[i][1] * inv);
+      packed.y = pack_bf16x2(acc[i][2] * inv, acc[i][3] * inv);
+      packed.z = pack_bf16x2(acc[i][4] * inv, acc[i][5] * inv);
+      packed.w = pack_bf16x2(acc[i][6] * inv, acc[i][7] * inv);
+      store16(o + out_row * kValueDim + vc, packed);
+      if (lse != nullptr && vc == 0) lse[out_row] = row_lse;
+    } else {
+      const i64 part_row = static_cast<i64>(split) * batch * rows_per_request + out_row;
+      u32x4 lo, hi;
+      lo.x = __float_as_uint(acc[i][0] * inv), lo.y = __float_as_uint(acc[i][1] * inv);
+      lo.z = __float_as_uint(acc[i][2] * inv), lo.w = __float_as_uint(acc[i][3] * inv);
+      hi.x = __float_as_uint(acc[i][4] * inv), hi.y = __float_as_uint(acc[i][5] * inv);
+      hi.z = __float_as_uint(acc[i][6] * inv), hi.w = __float_as_uint(acc[i][7] * inv);
+      store16(part_o + part_row * kValueDim + vc, lo);
+      store16(part_o + part_row * kValueDim + vc + 4, hi);
+      if (vc == 0) part_lse[part_row] = row_lse;
+    }
+  }
+}
+
+// Merges the num_splits partial results of each row (log-sum-exp weights) into o (bf16) and lse.
+// One CTA per row of all requests (total_rows = B * L * H); THREADS threads of 512 / THREADS dims.
+// Partial row p of split s is at s * total_rows + p (the main kernel's layout).
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS)
+    mla_combine(const float* __restrict__ part_o, const float* __restrict__ part_lse, u16* __restrict__ o,
+                float* __restrict__ lse, int total_rows, int num_splits) {
+  using namespace mla_tile;
+  using namespace mla_detail;
+  constexpr int DIMS = kValueDim / THREADS;
+  static_assert(DIMS == kVec, "one 16-byte bf16 vector of output per thread");
+  const i64 row = blockIdx.x;
+  const int d0 = static_cast<int>(threadIdx.x) * DIMS;
+
+  float max_lse = neg_inf();
+  for (int s = 0; s < num_splits; ++s) max_lse = fmaxf(max_lse, part_lse[s * static_cast<i64>(total_rows) + row]);
+  float acc[DIMS];
+#pragma unroll
+  for (int e = 0; e < DIMS; ++e) acc[e] = 0.f;
+  float weight_sum = 0.f;
+  if (max_lse != neg_inf()) {
+    for (int s = 0; s < num_splits; ++s) {
+      const i64 part_row = s * static_cast<i64>(total_rows) + row;
+      const float w = fast_exp2((part_lse[part_row] - max_lse) * kLog2e);  // 0 for an empty split
+      const u32x4 lo = load16(part_o + part_row * kValueDim + d0);
+      const u32x4 hi = load16(part_o + part_row * kValueDim + d0 + 4);
+      const float x[DIMS] = {__uint_as_float(lo.x), __uint_as_float(lo.y), __uint_as_float(lo.z),
+                             __uint_as_float(lo.w), __uint_as_float(hi.x), __uint_as_float(hi.y),
+                             __uint_as_float(hi.z), __uint_as_float(hi.w)};
+      weight_sum += w;
+#pragma unroll
+      for (int e = 0; e < DIMS; ++e) acc[e] = fmaf(w, x[e], acc[e]);
+    }
+  }
+  const float inv = weight_sum > 0.f ? 1.f / weight_sum : 0.f;
+  u32x4 packed;
+  packed.x = pack_bf16x2(acc[0] * inv, acc[1] * inv);
+  packed.y = pack_bf16x2(acc[2] * inv, acc[3] * inv);
+  packed.z = pack_bf16x2(acc[4] * inv, acc[5] * inv);
+  packed.w = pack_bf16x2(acc[6] * inv, acc[7] * inv);
+  store16(o + row * kValueDim + d0, packed);
+  if (lse != nullptr && threadIdx.x == 0) lse[row] = weight_sum > 0.f ? max_lse + logf(weight_sum) : neg_inf();
+}
+
+}  // namespace ktune

@@ -1,0 +1,186 @@
+// The mla_decode family's compile-time decisions, on the CPU: target limits, which configs are
+// pruned and why, the names it asks the JIT for, its verify shapes, its inputs and its split
+// policy. Each check sits next to a case that makes it fail.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/error.hpp"
+#include "kernels/family.hpp"
+#include "kernels/mla_decode/family.hpp"
+#include "kernels/mla_decode/geometry.hpp"
+#include "kernels/mla_decode/inputs.hpp"
+#include "kernels/mla_decode/problem.hpp"
+#include "kernels/mla_decode/reference.hpp"
+#include "kernels/mla_decode/split_policy.hpp"
+
+namespace ktune::mla {
+namespace {
+
+using testing::HasSubstr;
+
+const Family& family() { return mla_decode_family(); }
+
+std::optional<std::string> why_not(const Key& k, const Config& c, const char* arch) {
+  return family().infeasible(to_params(k), to_params(c), target_limits(arch));
+}
+
+TEST(MlaDecodeTargets, KnownArchesHaveTheirWarpAndSharedMemory) {
+  EXPECT_EQ(target_limits("gfx90a").warp_size, 64);
+  EXPECT_EQ(target_limits("gfx942").shared_per_block, 64 * 1024);
+  EXPECT_EQ(target_limits("gfx950").shared_per_block, 160 * 1024);
+  EXPECT_EQ(target_limits("sm_90a").warp_size, 32);
+  EXPECT_EQ(target_limits("sm_90a").shared_per_block, 227 * 1024);
+  EXPECT_EQ(target_limits("sm_89").shared_per_block, 99 * 1024);
+  EXPECT_EQ(target_limits("sm_80").shared_per_block, 163 * 1024);
+}
+
+TEST(MlaDecodeTargets, UnknownArchNamesTheKnownOnes) {
+  try {
+    target_limits("gfx1100");
+    FAIL() << "gfx1100 was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("gfx1100"));
+    EXPECT_THAT(e.what(), HasSubstr("gfx942"));
+    EXPECT_THAT(e.what(), HasSubstr("sm_90a"));
+  }
+}
+
+TEST(MlaDecodeFamily, IsRegisteredUnderItsName) {
+  EXPECT_EQ(&ktune::family("mla_decode"), &family());
+  EXPECT_THROW(ktune::family("mla_prefill"), Error);
+}
+
+TEST(MlaDecodeFamily, FieldsRoundTripThroughParams) {
+  const Key key{96, 3, true, num::KvDtype::fp8_e4m3fnuz, 8};
+  const Params p = to_params(key);
+  EXPECT_EQ(p.canonical(), "heads=96,block_len=3,causal=1,kv_dtype=2,batch=8");
+  EXPECT_EQ(key_of(p).heads, 96);
+  EXPECT_EQ(key_of(p).kv_dtype, num::KvDtype::fp8_e4m3fnuz);
+  EXPECT_THROW(key_of(Params{{"heads", 0}, {"block_len", 1}, {"causal", 0}, {"kv_dtype", 0}, {"batch", 1}}), Error);
+  EXPECT_THROW(config_of(p), Error) << "a key is not a config";
+}
+
+TEST(MlaDecodeFamily, NamesTheMainAndTheCombineKernel) {
+  const auto names = family().name_expressions(to_params(Key{16, 2, false, num::KvDtype::fp8_e4m3fn, 32}),
+                                               to_params(Config{32, 16, 256, 2, 4, 0}));
+  EXPECT_THAT(names, testing::ElementsAre("ktune::mla_decode<32, 16, 256, 2, 0, 1, 0, 0>", "ktune::mla_combine<64>"));
+  // split is a host knob: configs that differ only in it share the instance.
+  EXPECT_EQ(names, family().name_expressions(to_params(Key{128, 16, false, num::KvDtype::fp8_e4m3fn, 1}),
+                                             to_params(Config{32, 16, 256, 2, 0, 0})));
+}
+
+TEST(MlaDecodeFamily, ASmallConfigIsFeasibleEverywhere) {
+  for (const char* arch : {"gfx90a", "gfx942", "gfx950", "sm_80", "sm_89", "sm_90a"})
+    EXPECT_EQ(why_not({16, 1, true, num::KvDtype::bf16, 1}, {16, 16, 256, 1, 0, 0}, arch), std::nullopt) << arch;
+}
+
+TEST(MlaDecodeFamily, PrunesWhatDoesNotFitAndSaysWhy) {
+  const Key wide{128, 16, true, num::KvDtype::bf16, 1};
+  // 64 rows x 584 bf16 of q alone take 73 KiB: fine on sm_90a, not in gfx90a's 64 KiB LDS.
+  const Config big{64, 16, 256, 1, 0, 0};
+  EXPECT_EQ(why_not(wide, big, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(wide, big, "gfx90a").value_or(""), HasSubstr("shared memory"));
+  // 64 rows x 512 dims over 128 threads = 256 accumulators per thread.
+  EXPECT_THAT(why_not(wide, {64, 16, 128, 1, 0, 0}, "sm_90a").value_or(""), HasSubstr("registers"));
+  // 16 x 16 scores cannot be spread over 512 threads.
+  EXPECT_THAT(why_not(wide, {16, 16, 512, 1, 0, 0}, "sm_90a").value_or(""), HasSubstr("scores"));
+  EXPECT_THAT(why_not(wide, {24, 16, 256, 1, 0, 0}, "sm_90a").value_or(""), HasSubstr("rows=24"));
+  EXPECT_THAT(why_not(wide, {16, 48, 256, 1, 0, 0}, "sm_90a").value_or(""), HasSubstr("keys=48"));
+  EXPECT_THAT(why_not(wide, {16, 16, 192, 1, 0, 0}, "sm_90a").value_or(""), HasSubstr("threads=192"));
+}
+
+TEST(MlaDecodeFamily, PrunesTilesThatWouldBeMostlyPadding) {
+  const Config rows32{32, 16, 256, 1, 0, 0};
+  EXPECT_THAT(why_not({8, 2, false, num::KvDtype::bf16, 1}, rows32, "sm_90a").value_or(""), HasSubstr("padding"));
+  EXPECT_EQ(why_not({8, 3, false, num::KvDtype::bf16, 1}, rows32, "sm_90a"), std::nullopt) << "24 rows fill 32 enough";
+  EXPECT_EQ(why_not({1, 1, false, num::KvDtype::bf16, 1}, {16, 16, 256, 1, 0, 0}, "sm_90a"), std::nullopt)
+      << "the smallest tile serves even one row";
+}
+
+TEST(MlaDecodeFamily, LaunchInfoMatchesTheKernelGeometry) {
+  const Config c{32, 32, 256, 2, 0, 0};
+  const LaunchInfo info = family().launch_info(to_params(Key{16, 2, false, num::KvDtype::bf16, 1}), to_params(c));
+  EXPECT_EQ(info.threads_per_block, 256);
+  // q tile + 2 key tiles of 584 bf16 per row, P (32 x 33 fp32) and 3 x 32 fp32 of row statistics.
+  EXPECT_EQ(info.shared_bytes, 32 * 584 * 2 + 2 * 32 * 584 * 2 + 32 * 33 * 4 + 3 * 32 * 4);
+}
+
+TEST(MlaDecodeFamily, HeadsAndBlockLengthAreCoveredByLargerTunings) {
+  EXPECT_TRUE(family().covers_larger("heads"));
+  EXPECT_TRUE(family().covers_larger("block_len"));
+  EXPECT_FALSE(family().covers_larger("causal"));
+  EXPECT_FALSE(family().covers_larger("kv_dtype"));
+}
+
+TEST(MlaDecodeFamily, VerifyShapesCoverTheEdges) {
+  const Key key{12, 3, true, num::KvDtype::bf16, 128};
+  const auto shapes = family().verify_shapes(to_params(key));
+  std::set<int64_t> pages;
+  bool len_is_block = false, ragged = false, not_tile_multiple = false;
+  for (const Params& s : shapes) {
+    validate(s, family().shape_fields(), "verify shape");
+    pages.insert(s.at("page_size"));
+    len_is_block |= s.at("ctx") == key.block_len;
+    ragged |= s.at("ragged") == 1 && s.at("batch") >= 3;
+    not_tile_multiple |= s.at("ctx") % 16 != 0 && s.at("ctx") > 64;
+  }
+  EXPECT_EQ(pages, (std::set<int64_t>{1, 16, 64, 1536}));
+  EXPECT_TRUE(len_is_block);
+  EXPECT_TRUE(ragged);
+  EXPECT_TRUE(not_tile_multiple);
+}
+
+TEST(MlaDecodeInputs, AreDeterministicRaggedAndPaged) {
+  const Key key{4, 3, true, num::KvDtype::fp8_e4m3fn, 1};
+  const Shape shape{50, 4, 5, true};
+  const HostProblem p = make_problem(key, shape, 42);
+  EXPECT_EQ(p.q, make_problem(key, shape, 42).q);
+  EXPECT_NE(p.q, make_problem(key, shape, 43).q);
+  ASSERT_EQ(p.kv_lens.size(), 5u);
+  EXPECT_EQ(p.kv_lens[0], 50);
+  EXPECT_EQ(p.kv_lens[1], 3);
+  for (int len : p.kv_lens) EXPECT_TRUE(len >= 3 && len <= 50) << len;
+  EXPECT_EQ(p.kv_scale, kFp8KvScale);
+  EXPECT_EQ(p.max_pages, 13);
+  // Pages are a permutation: request 0's pages are not 0, 1, 2, ... and unused entries are -1.
+  std::vector<int32_t> first(p.block_table.begin(), p.block_table.begin() + 13);
+  std::vector<int32_t> sorted = first;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NE(first, sorted);
+  EXPECT_EQ(p.block_table[1 * 13 + 1], -1) << "request 1 (3 tokens) uses one page of 4";
+  EXPECT_NO_THROW(reference(p)) << "the reference accepts the layout";
+  EXPECT_THROW(make_problem(key, Shape{2, 4, 1, false}, 1), Error) << "ctx shorter than the block";
+}
+
+TEST(MlaDecodeInputs, Bf16CachesCarryNoScale) {
+  const HostProblem p = make_problem({4, 1, false, num::KvDtype::bf16, 3}, {20, 16, 0, false}, 1);
+  EXPECT_EQ(p.batch, 3) << "batch 0 takes the key's bucket";
+  EXPECT_EQ(p.kv_scale, 1.f);
+  EXPECT_EQ(p.kv_cache.size() % (16 * 576 * 2), 0u);
+}
+
+TEST(MlaDecodeSplitPolicy, SplitsSmallBatchesOfLongContexts) {
+  const SplitInputs small{1, 1, 8192, 132, 2, 16};
+  EXPECT_EQ(num_splits(small), kMaxSplits) << "264 CTAs wanted, capped";
+  SplitInputs never = small;
+  never.ctas_per_unit = 0;
+  EXPECT_EQ(num_splits(never), 1);
+  SplitInputs full = small;
+  full.batch = 512;
+  EXPECT_EQ(num_splits(full), 1) << "a full batch fills the GPU without splitting";
+  SplitInputs some = small;
+  some.batch = 32;
+  some.row_tiles = 2;
+  EXPECT_EQ(num_splits(some), 5) << "ceil(264 / 64)";
+  SplitInputs short_ctx = small;
+  short_ctx.max_kv_len = 100;
+  EXPECT_EQ(num_splits(short_ctx), 3) << "two tiles of 16 keys per split";
+  short_ctx.max_kv_len = 1;
+  EXPECT_EQ(num_splits(short_ctx), 1);
+}
+
+}  // namespace
+}  // namespace ktune::mla

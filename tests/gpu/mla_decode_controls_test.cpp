@@ -1,0 +1,127 @@
+// Proofs that the mla_decode verification can fail, next to the controls that pass: a causal
+// kernel disagrees with the non-causal reference (and vice versa) once L > 1, a planted
+// off-by-one in the mask is rejected, unwritten outputs are caught; plus the paths the
+// correctness sweep does not take (rotated input copies, the family's own instances and split
+// policy, a timing-size launch).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "kernels/mla_decode/inputs.hpp"
+#include "mla_decode_device.hpp"
+
+namespace ktune::mla::gpu_test {
+namespace {
+
+// Small enough for every target's shared memory and registers.
+constexpr Config kConfig{16, 16, 256, 1, 0, 0};
+// Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
+constexpr Shape kShape{77, 16, 3, true};
+
+class MlaDecodeControls : public WithDevice<testing::Test> {
+ protected:
+  Verdict run(const Key& key, const Variant& variant, int splits = 1, uint64_t seed = 7) {
+    kernels().prepare({variant});
+    DeviceInstance instance(*device().ctx, make_problem(key, kShape, seed), true, 1, 3);
+    instance.poison();
+    instance.launch_with_splits(kernels().candidate(variant), 0, splits);
+    return instance.verify();
+  }
+};
+
+TEST_F(MlaDecodeControls, CausalAndNonCausalKernelsDisagreeForBlocksOfTwoOrMore) {
+  for (num::KvDtype dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn})
+    for (int block_len : {2, 4, 16})
+      for (bool causal : {false, true}) {
+        const Key key{8, block_len, causal, dtype, 1};
+        const std::string what = fmt::format("L={} reference causal={} kv={}", block_len, causal, static_cast<int>(dtype));
+        EXPECT_TRUE(run(key, {kConfig, dtype, causal, 0}).ok) << what << ": the matching kernel must pass";
+        const Verdict wrong = run(key, {kConfig, dtype, !causal, 0});
+        EXPECT_FALSE(wrong.ok) << what << ": the kernel of the other mask passed";
+      }
+}
+
+TEST_F(MlaDecodeControls, MasksAgreeForSingleTokenBlocks) {
+  // With L = 1 the causal row sees every key: both kernels must pass, so that the disagreement
+  // above is the mask's and nothing else's.
+  const Key key{8, 1, false, num::KvDtype::bf16, 1};
+  EXPECT_TRUE(run(key, {kConfig, num::KvDtype::bf16, false, 0}).ok);
+  EXPECT_TRUE(run(key, {kConfig, num::KvDtype::bf16, true, 0}).ok);
+}
+
+TEST_F(MlaDecodeControls, PlantedOffByOneIsRejected) {
+  for (bool causal : {false, true})
+    for (int splits : {1, 3}) {
+      const Key key{12, 4, causal, num::KvDtype::fp8_e4m3fn, 1};
+      EXPECT_TRUE(run(key, {kConfig, key.kv_dtype, causal, 0}, splits).ok) << "control, causal=" << causal;
+      EXPECT_FALSE(run(key, {kConfig, key.kv_dtype, causal, -1}, splits).ok)
+          << "a mask one key short passed, causal=" << causal << " splits=" << splits;
+    }
+  // One key too many is visible only under the causal mask (kv_len caps the other).
+  const Key key{12, 4, true, num::KvDtype::bf16, 1};
+  EXPECT_FALSE(run(key, {kConfig, key.kv_dtype, true, 1}).ok) << "a causal mask one key long passed";
+}
+
+TEST_F(MlaDecodeControls, PoisonedOutputsFailUntilAKernelWritesThem) {
+  const Variant variant{kConfig, num::KvDtype::bf16, true, 0};
+  kernels().prepare({variant});
+  DeviceInstance instance(*device().ctx, make_problem({8, 2, true, num::KvDtype::bf16, 1}, kShape, 3), true, 1, 1);
+  instance.poison();
+  const Verdict unwritten = instance.verify();
+  EXPECT_FALSE(unwritten.ok);
+  EXPECT_NE(unwritten.detail.find("NaN"), std::string::npos) << unwritten.detail;
+  instance.launch(kernels().candidate(variant), 0);
+  EXPECT_TRUE(instance.verify().ok);
+}
+
+TEST_F(MlaDecodeControls, EveryRotationHoldsTheSameInputs) {
+  const Variant variant{kConfig, num::KvDtype::fp8_e4m3fnuz, false, 0};
+  kernels().prepare({variant});
+  DeviceInstance instance(*device().ctx, make_problem({16, 3, false, variant.kv_dtype, 1}, kShape, 5), true, 3, 1);
+  ASSERT_EQ(instance.rotations(), 3);
+  for (int r = 0; r < instance.rotations(); ++r) {
+    instance.poison();
+    instance.launch(kernels().candidate(variant), r);
+    const Verdict v = instance.verify();
+    EXPECT_TRUE(v.ok) << "rotation " << r << ": " << v.detail;
+  }
+}
+
+TEST_F(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
+  const Family& family = mla_decode_family();
+  const Key key{16, 2, true, num::KvDtype::fp8_e4m3fn, 8};
+  Config config = kConfig;
+  config.split = 4;
+  const Variant variant{config, key.kv_dtype, key.causal, 0};
+  kernels().prepare({variant});
+  bool some_shape_split = false;
+  for (const Params& shape : family.verify_shapes(to_params(key))) {
+    auto instance = family.instantiate(*device().ctx, to_params(key), shape, 11, true);
+    auto* mla_instance = dynamic_cast<DeviceInstance*>(instance.get());
+    ASSERT_NE(mla_instance, nullptr);
+    some_shape_split |= mla_instance->splits_for(config) > 1;
+    instance->poison();
+    instance->launch(kernels().candidate(variant), 0);
+    const Verdict v = instance->verify();
+    EXPECT_TRUE(v.ok) << shape.canonical() << " splits=" << mla_instance->splits_for(config) << ": " << v.detail;
+    EXPECT_GT(instance->traffic().bytes, 0);
+    EXPECT_GT(instance->traffic().flops, 0);
+  }
+  EXPECT_TRUE(some_shape_split) << "no verify shape exercises the split policy";
+}
+
+TEST_F(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
+  const Family& family = mla_decode_family();
+  const Key key{128, 4, true, num::KvDtype::fp8_e4m3fn, 32};
+  Config config{16, 32, 256, 1, 1, 0};
+  const Variant variant{config, key.kv_dtype, key.causal, 0};
+  kernels().prepare({variant});
+  auto instance = family.instantiate(*device().ctx, to_params(key), to_params(Shape{4096, 64, 0, false}), 1, false);
+  EXPECT_GE(instance->rotations(), 1);
+  for (int r = 0; r < instance->rotations(); ++r) instance->launch(kernels().candidate(variant), r);
+  device().ctx->synchronize();
+  EXPECT_THROW(instance->verify(), Error) << "an instance without reference cannot verify";
+}
+
+}  // namespace
+}  // namespace ktune::mla::gpu_test

@@ -1,0 +1,90 @@
+// mla_decode against the CPU reference on a real GPU, across the fold's range: head counts of
+// 1..128, block lengths of 1..16, both masks, all three cache types, page sizes of 1, 16, 64 and
+// 1536 tokens, kv_len == L, lengths that are no tile multiple and mixed lengths in one batch, each
+// with the keys unsplit and split three ways (empty splits included). Shapes stay small: the
+// reference on the CPU is the cost.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "kernels/mla_decode/inputs.hpp"
+#include "mla_decode_device.hpp"
+
+namespace ktune::mla::gpu_test {
+namespace {
+
+constexpr num::KvDtype kDtypes[] = {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn, num::KvDtype::fp8_e4m3fnuz};
+constexpr int kForcedSplits[] = {1, 3};
+constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
+
+// Row and key tiles, thread counts and both pipelines; a config that the device cannot run is left out.
+const std::vector<Config>& test_configs() {
+  static const std::vector<Config> configs = {
+      {16, 16, 128, 1, 0, 0}, {32, 32, 256, 2, 0, 0}, {64, 16, 256, 2, 0, 0},
+      {16, 64, 512, 1, 0, 0}, {32, 16, 512, 2, 0, 0},
+  };
+  return configs;
+}
+
+std::vector<Config> runnable_configs(num::KvDtype kv_dtype) {
+  std::vector<Config> out;
+  for (const Config& c : test_configs())
+    if (!unrunnable(c, kv_dtype)) out.push_back(c);
+  return out;
+}
+
+// Case i's shape: the lengths and the page size cycle with coprime periods (3 and 4), so that
+// every pairing occurs. Very wide folds get shorter long contexts to keep the reference cheap.
+Shape case_shape(int heads, int block_len, int i) {
+  static constexpr int kPages[] = {1, 16, 64, 1536};
+  const int page = kPages[i % 4];
+  switch (i % 3) {
+    case 0: return {block_len, page, 2, false};  // kv_len == L
+    case 1: return {77, page, 3, true};          // 77, L and one in between
+    default: return {heads * block_len >= 512 ? 300 : 1013, page, 2, true};
+  }
+}
+
+class MlaDecodeCorrectness : public WithDevice<testing::TestWithParam<int>> {};
+
+TEST_P(MlaDecodeCorrectness, MatchesTheReference) {
+  const int heads = GetParam();
+  backend::Context& ctx = *device().ctx;
+  std::vector<Variant> variants;
+  for (num::KvDtype dtype : kDtypes) {
+    ASSERT_FALSE(runnable_configs(dtype).empty()) << "no test config runs on " << ctx.info().arch;
+    for (const Config& c : runnable_configs(dtype))
+      for (bool causal : {false, true}) variants.push_back({c, dtype, causal, 0});
+  }
+  kernels().prepare(variants);
+
+  int i = heads;  // a different phase of the cycles for each head count
+  int failures = 0;
+  for (int block_len = 1; block_len <= 16; ++block_len)
+    for (bool causal : {false, true})
+      for (num::KvDtype dtype : kDtypes) {
+        const std::vector<Config> configs = runnable_configs(dtype);
+        const Variant variant{configs[i % configs.size()], dtype, causal, 0};
+        const Key key{heads, block_len, causal, dtype, 1};
+        const Shape shape = case_shape(heads, block_len, i);
+        DeviceInstance instance(ctx, make_problem(key, shape, 1000 + i), true, 1, 3);
+        ++i;
+        for (int splits : kForcedSplits) {
+          instance.poison();
+          instance.launch_with_splits(kernels().candidate(variant), 0, splits);
+          const Verdict v = instance.verify();
+          EXPECT_TRUE(v.ok) << fmt::format("H={} L={} causal={} kv={} | ctx={} ragged={} batch={} page={} | {} "
+                                           "splits={}: {}",
+                                           heads, block_len, causal, key_fields()[3].format(static_cast<int>(dtype)),
+                                           shape.ctx, shape.ragged, instance.problem().batch, shape.page_size,
+                                           variant.name(), splits, v.detail);
+          if (!v.ok && ++failures >= kMaxFailures) FAIL() << "stopping after " << kMaxFailures << " failures";
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Heads, MlaDecodeCorrectness, testing::Values(1, 8, 12, 16, 24, 32, 64, 96, 128),
+                         [](const auto& info) { return "H" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace ktune::mla::gpu_test

@@ -1,0 +1,139 @@
+// Template rendering: quoted includes inlined once, cycles and missing files reported, a
+// directory root overriding the embedded copy, and the template hash following the includes.
+#include "jit/templates.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "jit/embedded_templates.hpp"
+
+namespace ktune::jit {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A fresh directory used as the template root for one test; restores the embedded root after.
+class TemplateDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "ktune_templates_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    set_template_root(dir_.string());
+  }
+  void TearDown() override {
+    set_template_root("");
+    fs::remove_all(dir_);
+  }
+  void write(const std::string& path, const std::string& text) {
+    fs::create_directories((dir_ / path).parent_path());
+    std::ofstream(dir_ / path, std::ios::binary) << text;
+  }
+  fs::path dir_;
+};
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(TemplateDir, RootIsTheDirectoryGiven) {
+  EXPECT_EQ(template_root(), dir_.string());
+  write("k.hip", "exact\r\nbytes\n");
+  EXPECT_EQ(read_template("k.hip"), "exact\r\nbytes\n");
+}
+
+TEST_F(TemplateDir, InlinesQuotedIncludesOnceAndKeepsAngleIncludes) {
+  write("common/prelude.hpp", "#pragma once\nint prelude_marker;\n");
+  write("common/math.hpp", "#pragma once\n#include \"common/prelude.hpp\"\nint math_marker;\n");
+  write("fam/kernel.hip",
+        "#include <stdint.h>\n"
+        "  #include \"common/prelude.hpp\"\n"
+        "#include \"common/math.hpp\"\n"
+        "int kernel_marker;\n");
+  const std::string out = render("fam/kernel.hip");
+  EXPECT_EQ(out, "#include <stdint.h>\nint prelude_marker;\nint math_marker;\nint kernel_marker;\n");
+  EXPECT_EQ(count(out, "prelude_marker"), 1u);
+  EXPECT_THAT(out, Not(HasSubstr("#pragma once")));
+  EXPECT_THAT(out, Not(HasSubstr("#include \"")));
+}
+
+TEST_F(TemplateDir, IncludeCyclesAreReported) {
+  write("a.hpp", "#include \"b.hpp\"\n");
+  write("b.hpp", "#include \"a.hpp\"\n");
+  write("self.hpp", "#include \"self.hpp\"\n");
+  write("ok.hpp", "#include \"leaf.hpp\"\n#include \"leaf.hpp\"\n");
+  write("leaf.hpp", "leaf\n");
+  EXPECT_THROW(
+      try { render("a.hpp"); } catch (const Error& e) {
+        EXPECT_THAT(e.what(), HasSubstr("include cycle through 'a.hpp'"));
+        throw;
+      },
+      Error);
+  EXPECT_THROW(render("self.hpp"), Error);
+  EXPECT_EQ(render("ok.hpp"), "leaf\n");  // a repeated include is not a cycle
+}
+
+TEST_F(TemplateDir, MissingTemplatesNameThePathAndTheRoot) {
+  write("main.hip", "#include \"absent.hpp\"\n");
+  for (const char* path : {"nothing.hip", "main.hip"}) {
+    try {
+      render(path);
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("template '") + (path == std::string("main.hip") ? "absent.hpp" : path)));
+      EXPECT_THAT(e.what(), HasSubstr(dir_.string()));
+    }
+  }
+}
+
+TEST_F(TemplateDir, HashFollowsEverythingThatReachesTheCompiler) {
+  write("inc.hpp", "int v = 1;\n");
+  write("unrelated.hpp", "int u = 1;\n");
+  write("main.hip", "#include \"inc.hpp\"\nint main_part;\n");
+  const std::string h = template_hash("main.hip");
+  EXPECT_EQ(h.size(), 16u);
+  EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(template_hash("main.hip"), h);
+  write("unrelated.hpp", "int u = 2;\n");
+  EXPECT_EQ(template_hash("main.hip"), h);
+  write("inc.hpp", "int v = 2;\n");
+  const std::string h2 = template_hash("main.hip");
+  EXPECT_NE(h2, h);
+  write("main.hip", "#include \"inc.hpp\"\nint main_part2;\n");
+  EXPECT_NE(template_hash("main.hip"), h2);
+}
+
+TEST(EmbeddedTemplates, UnknownPathIsAClearError) {
+  ASSERT_EQ(template_root(), "");
+  try {
+    read_template("no/such/template.hip");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "template 'no/such/template.hip' is not embedded in this binary");
+  }
+}
+
+TEST(EmbeddedTemplates, MatchTheSourceTreeByteForByteAndRender) {
+  const auto embedded = embedded_templates();
+  if (embedded.empty()) GTEST_SKIP() << "this build embeds no templates (templates/ has no *.hpp or *.hip)";
+  for (const auto& t : embedded) {
+    std::ifstream f(fs::path(KTUNE_SOURCE_DIR) / "templates" / t.path, std::ios::binary);
+    ASSERT_TRUE(f) << t.path;
+    const std::string on_disk((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(read_template(t.path), on_disk) << t.path;
+    EXPECT_NO_THROW(render(t.path)) << t.path;
+  }
+}
+
+}  // namespace
+}  // namespace ktune::jit

@@ -1,0 +1,116 @@
+#include "kernels/mla_decode/family.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <initializer_list>
+
+#include <fmt/format.h>
+
+#include "bench/rotations.hpp"
+#include "kernels/mla_decode/geometry.hpp"
+#include "kernels/mla_decode/inputs.hpp"
+#include "kernels/mla_decode/instance.hpp"
+#include "kernels/mla_decode/problem.hpp"
+
+namespace ktune::mla {
+namespace {
+
+bool one_of(int v, std::initializer_list<int> allowed) {
+  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
+
+// Live registers (Geometry::live_registers) may take this share of a thread's budget; the rest is
+// the compiler's. Calibrated on ptxas (sm_90a) and hipRTC (gfx90a) register reports of the
+// kernel: beyond it, compiles start to spill.
+constexpr int kRegisterSharePercent = 90;
+
+class MlaDecodeFamily final : public Family {
+ public:
+  std::string_view name() const noexcept override { return "mla_decode"; }
+  std::string_view summary() const noexcept override {
+    return "paged MLA decode attention: q [B, L, H, 576] bf16 against a latent KV cache (bf16 or fp8), "
+           "heads and draft / verify block tokens folded into the rows of a CTA";
+  }
+  const std::vector<FieldSpec>& key_fields() const noexcept override { return mla::key_fields(); }
+  const std::vector<FieldSpec>& config_fields() const noexcept override { return mla::config_fields(); }
+  const std::vector<FieldSpec>& shape_fields() const noexcept override { return mla::shape_fields(); }
+  std::string_view template_file() const noexcept override { return "mla_decode/mla_decode.hip"; }
+
+  std::vector<std::string> name_expressions(const Params& key, const Params& config) const override {
+    const Key k = key_of(key);
+    return {main_kernel_name(config_of(config), k.kv_dtype, k.causal), combine_kernel_name()};
+  }
+
+  std::optional<std::string> infeasible(const Params& key, const Params& config,
+                                        const TargetLimits& target) const override {
+    const Key k = key_of(key);
+    const Config c = config_of(config);
+    if (!one_of(c.rows, {16, 32, 64, 128})) return fmt::format("rows={} is not 16, 32, 64 or 128", c.rows);
+    if (!one_of(c.keys, {16, 32, 64})) return fmt::format("keys={} is not 16, 32 or 64", c.keys);
+    if (!one_of(c.threads, {64, 128, 256, 512}))
+      return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
+    if (c.threads % target.warp_size != 0)
+      return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
+    if (c.threads > target.max_threads_per_block)
+      return fmt::format("threads={} exceeds {}'s {} per block", c.threads, target.arch, target.max_threads_per_block);
+
+    const mla_tile::Geometry g = geometry(c, k.kv_dtype);
+    if (!g.scores_fit())
+      return fmt::format("rows x keys = {} scores do not spread evenly over threads={}", c.rows * c.keys, c.threads);
+    if (!g.values_fit())
+      return fmt::format("threads={} cover {} output rows at a time, more than rows={}", c.threads,
+                         c.threads / mla_tile::kValueVecs, c.rows);
+    if (g.shared_bytes() > target.shared_per_block)
+      return fmt::format("needs {} bytes of shared memory, {} allows {}", g.shared_bytes(), target.arch,
+                         target.shared_per_block);
+    const int64_t budget = std::min<int64_t>(target.registers_per_thread_max, target.registers_per_block / c.threads);
+    if (g.live_registers() * 100 > budget * kRegisterSharePercent)
+      return fmt::format("keeps about {} registers per thread live (accumulators, scores, prefetch); {} allows {} "
+                         "at threads={}, of which ktune plans with {}%",
+                         g.live_registers(), target.arch, budget, c.threads, kRegisterSharePercent);
+    const int rows_needed = k.heads * k.block_len;
+    const int useful_tile = std::max(16, static_cast<int>(std::bit_ceil(static_cast<unsigned>(rows_needed))));
+    if (c.rows > useful_tile)
+      return fmt::format("rows={} for H x L = {} rows: more than half of every CTA would be padding", c.rows,
+                         rows_needed);
+    return std::nullopt;
+  }
+
+  LaunchInfo launch_info(const Params& key, const Params& config) const override {
+    const Config c = config_of(config);
+    return {c.threads, geometry(c, key_of(key).kv_dtype).shared_bytes()};
+  }
+
+  // H and L are run-time arguments of the kernel, which masks the padding rows.
+  bool covers_larger(std::string_view field) const noexcept override {
+    return field == "heads" || field == "block_len";
+  }
+
+  std::vector<Params> verify_shapes(const Params& key) const override {
+    const Key k = key_of(key);
+    // kv_len == L (the whole context is the block), kv_lens that are no multiple of any tile and
+    // differ within a batch (including one of L), pages of 1, 16, 64 and 1536 tokens (one page
+    // holding a whole request), and a context long enough for every split knob to split.
+    return {to_params(Shape{k.block_len, 1, 2, false}), to_params(Shape{77, 16, 3, true}),
+            to_params(Shape{1013, 64, 2, true}), to_params(Shape{200, 1536, 1, false})};
+  }
+
+  std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape, uint64_t seed,
+                                        bool with_reference) const override {
+    HostProblem problem = make_problem(key_of(key), shape_of(shape), seed);
+    const int64_t copy_bytes = static_cast<int64_t>(problem.q.size() * sizeof(uint16_t) + problem.kv_cache.size());
+    const auto& info = ctx.info();
+    const int rotations = std::min(kMaxRotations, bench::rotations_for(copy_bytes, info.l2_bytes));
+    const int split_capacity = policy_split_bound(problem, info.compute_units);
+    return std::make_unique<DeviceInstance>(ctx, std::move(problem), with_reference, rotations, split_capacity);
+  }
+};
+
+}  // namespace
+
+const Family& mla_decode_family() {
+  static const MlaDecodeFamily family;
+  return family;
+}
+
+}  // namespace ktune::mla

@@ -1,0 +1,100 @@
+#include "kernels/mla_decode/inputs.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace ktune::mla {
+namespace {
+
+// splitmix64: fast enough to fill caches of hundreds of MB for timing shapes, and good enough
+// for test data.
+class Uniform {
+ public:
+  explicit Uniform(uint64_t seed) : state_(seed) {}
+  // Uniform in [lo, hi).
+  float next(float lo, float hi) {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+std::vector<int32_t> request_lengths(const Key& key, const Shape& shape, int batch, std::mt19937_64& rng) {
+  std::vector<int32_t> lens(batch, shape.ctx);
+  if (shape.ragged) {
+    std::uniform_int_distribution<int32_t> between(key.block_len, shape.ctx);
+    for (int b = 0; b < batch; ++b) lens[b] = b == 0 ? shape.ctx : b == 1 ? key.block_len : between(rng);
+  }
+  return lens;
+}
+
+void fill_cache(HostProblem& p, Uniform& values) {
+  switch (p.kv_dtype) {
+    case num::KvDtype::bf16: {
+      for (size_t i = 0; i < p.kv_cache.size(); i += 2) {
+        const uint16_t bits = num::f32_to_bf16(values.next(-1.f, 1.f));
+        p.kv_cache[i] = static_cast<uint8_t>(bits & 0xff);
+        p.kv_cache[i + 1] = static_cast<uint8_t>(bits >> 8);
+      }
+      break;
+    }
+    case num::KvDtype::fp8_e4m3fn:
+      for (auto& c : p.kv_cache) c = num::f32_to_fp8_e4m3fn(values.next(-3.f, 3.f));
+      break;
+    case num::KvDtype::fp8_e4m3fnuz:
+      for (auto& c : p.kv_cache) c = num::f32_to_fp8_e4m3fnuz(values.next(-3.f, 3.f));
+      break;
+  }
+}
+
+}  // namespace
+
+HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
+  if (shape.ctx < key.block_len)
+    throw Error(fmt::format("mla_decode shape: ctx {} is shorter than block_len {} (kv_len includes the block)",
+                            shape.ctx, key.block_len));
+  std::mt19937_64 rng(seed);
+  Uniform values(seed ^ 0x5DEECE66Dull);
+
+  HostProblem p;
+  p.batch = shape.batch > 0 ? shape.batch : key.batch;
+  p.block_len = key.block_len;
+  p.heads = key.heads;
+  p.page_size = shape.page_size;
+  p.causal = key.causal;
+  p.kv_dtype = key.kv_dtype;
+  p.softmax_scale = kSoftmaxScale;
+  p.kv_scale = key.kv_dtype == num::KvDtype::bf16 ? 1.f : kFp8KvScale;
+  p.kv_lens = request_lengths(key, shape, p.batch, rng);
+
+  const int max_len = *std::max_element(p.kv_lens.begin(), p.kv_lens.end());
+  p.max_pages = (max_len + p.page_size - 1) / p.page_size;
+  std::vector<int32_t> pages_of(p.batch);
+  for (int b = 0; b < p.batch; ++b) pages_of[b] = (p.kv_lens[b] + p.page_size - 1) / p.page_size;
+  const int64_t total_pages = std::accumulate(pages_of.begin(), pages_of.end(), int64_t{0});
+  std::vector<int32_t> order(static_cast<size_t>(total_pages));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  p.block_table.assign(static_cast<size_t>(p.batch) * p.max_pages, -1);
+  size_t next = 0;
+  for (int b = 0; b < p.batch; ++b)
+    for (int i = 0; i < pages_of[b]; ++i) p.block_table[static_cast<size_t>(b) * p.max_pages + i] = order[next++];
+
+  p.q.resize(static_cast<size_t>(p.batch) * p.block_len * p.heads * kHeadDim);
+  for (auto& x : p.q) x = num::f32_to_bf16(values.next(-2.f, 2.f));
+  p.kv_cache.resize(static_cast<size_t>(total_pages) * p.page_size * kHeadDim * num::bytes_of(p.kv_dtype));
+  fill_cache(p, values);
+  return p;
+}
+
+}  // namespace ktune::mla

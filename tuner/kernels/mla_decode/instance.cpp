@@ -1,0 +1,165 @@
+#include "kernels/mla_decode/instance.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "kernels/mla_decode/geometry.hpp"
+#include "kernels/mla_decode/split_policy.hpp"
+#include "verify/compare.hpp"
+
+namespace ktune::mla {
+namespace {
+
+// bf16 output: the kernel accumulates in fp32 and rounds once (relative error <= 2^-9), so rtol
+// leaves 5x that; atol covers outputs near zero. lse is fp32 throughout.
+constexpr verify::Tolerance kOutputTolerance{5e-4, 1e-2, 4e-3};
+constexpr verify::Tolerance kLseTolerance{1e-4, 1e-5, 1e-5};
+
+struct RowLayout {
+  int heads, block_len, dims;
+};
+
+// "b=1 l=0 h=3 d=17" for element i of an output laid out [B, L, H, dims].
+std::string row_element_name(size_t i, const void* ctx) {
+  const auto& c = *static_cast<const RowLayout*>(ctx);
+  const size_t row = i / c.dims;
+  const size_t h = row % c.heads, l = row / c.heads % c.block_len, b = row / c.heads / c.block_len;
+  if (c.dims == 1) return fmt::format("b={} l={} h={}", b, l, h);
+  return fmt::format("b={} l={} h={} d={}", b, l, h, i % c.dims);
+}
+
+size_t rows_of(const HostProblem& p) { return static_cast<size_t>(p.batch) * p.block_len * p.heads; }
+
+const FieldSpec& config_field(std::string_view name) {
+  for (const auto& f : config_fields())
+    if (f.name == name) return f;
+  throw Error(fmt::format("mla_decode has no config field '{}'", name));
+}
+
+}  // namespace
+
+int policy_split_bound(const HostProblem& p, int compute_units) {
+  // The policy grows with the knob and shrinks with the row tile and the key tile.
+  const int max_len = *std::max_element(p.kv_lens.begin(), p.kv_lens.end());
+  const int rows_per_request = p.block_len * p.heads;
+  return num_splits({p.batch, mla_tile::ceil_div(rows_per_request, static_cast<int>(config_field("rows").max)),
+                     max_len, compute_units, static_cast<int>(config_field("split").max),
+                     static_cast<int>(config_field("keys").min)});
+}
+
+DeviceInstance::DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations,
+                               int split_capacity)
+    : ctx_(ctx), problem_(std::move(problem)), rotations_(std::max(1, rotations)),
+      split_capacity_(std::max(1, split_capacity)) {
+  if (with_reference) reference_ = reference(problem_);
+  const HostProblem& p = problem_;
+  const size_t q_bytes = p.q.size() * sizeof(uint16_t), kv_bytes = p.kv_cache.size();
+  for (int r = 0; r < rotations_; ++r) {
+    q_.push_back(ctx_.alloc(q_bytes));
+    kv_.push_back(ctx_.alloc(kv_bytes));
+    if (r == 0) {
+      ctx_.upload(*q_[0], p.q.data(), q_bytes);
+      ctx_.upload(*kv_[0], p.kv_cache.data(), kv_bytes);
+    } else {  // device-side copies of copy 0
+      ctx_.copy(*q_[r], *q_[0], q_bytes);
+      ctx_.copy(*kv_[r], *kv_[0], kv_bytes);
+    }
+  }
+  block_table_ = ctx_.alloc(p.block_table.size() * sizeof(int32_t));
+  ctx_.upload(*block_table_, p.block_table.data(), p.block_table.size() * sizeof(int32_t));
+  kv_lens_ = ctx_.alloc(p.kv_lens.size() * sizeof(int32_t));
+  ctx_.upload(*kv_lens_, p.kv_lens.data(), p.kv_lens.size() * sizeof(int32_t));
+  o_ = ctx_.alloc(rows_of(p) * kValueDim * sizeof(uint16_t));
+  lse_ = ctx_.alloc(rows_of(p) * sizeof(float));
+
+  if (split_capacity_ > 1) {
+    part_o_ = ctx_.alloc(static_cast<size_t>(split_capacity_) * rows_of(p) * kValueDim * sizeof(float));
+    part_lse_ = ctx_.alloc(static_cast<size_t>(split_capacity_) * rows_of(p) * sizeof(float));
+  }
+  ctx_.synchronize();
+}
+
+int DeviceInstance::splits_for(const Config& config) const noexcept {
+  const int max_len = *std::max_element(problem_.kv_lens.begin(), problem_.kv_lens.end());
+  const int row_tiles = mla_tile::ceil_div(problem_.block_len * problem_.heads, config.rows);
+  return num_splits({problem_.batch, row_tiles, max_len, ctx_.info().compute_units, config.split, config.keys});
+}
+
+void DeviceInstance::launch(const Candidate& c, int rotation) {
+  launch_with_splits(c, rotation, splits_for(config_of(c.config)));
+}
+
+void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int num_splits) {
+  const HostProblem& p = problem_;
+  const Config config = config_of(c.config);
+  const mla_tile::Geometry g = geometry(config, p.kv_dtype);
+  if (!g.valid())
+    throw Error(fmt::format("mla_decode: config {{{}}} does not tile (rows, keys, threads)", c.config.canonical()));
+  if (c.module == nullptr || c.symbols.size() != 2)
+    throw Error(fmt::format("mla_decode: a candidate needs a module and 2 symbols (main, combine), got {}",
+                            c.symbols.size()));
+  if (rotation < 0 || rotation >= rotations_)
+    throw Error(fmt::format("mla_decode: rotation {} is outside [0, {})", rotation, rotations_));
+  if (num_splits < 1 || num_splits > split_capacity_)
+    throw Error(fmt::format("mla_decode: {} splits requested, the workspace holds {}", num_splits, split_capacity_));
+
+  // Kernel arguments, in the order of the kernel's parameter list.
+  uint64_t q = q_[rotation]->address(), kv = kv_[rotation]->address();
+  uint64_t block_table = block_table_->address(), kv_lens = kv_lens_->address();
+  uint64_t o = o_->address(), lse = lse_->address();
+  uint64_t part_o = part_o_ ? part_o_->address() : 0, part_lse = part_lse_ ? part_lse_->address() : 0;
+  float softmax_scale = p.softmax_scale, kv_scale = p.kv_scale;
+  int heads = p.heads, block_len = p.block_len, max_pages = p.max_pages, page_size = p.page_size;
+  int splits = num_splits;
+  void* main_args[] = {&q,         &kv,       &block_table, &kv_lens, &o,         &lse,      &part_o,    &part_lse,
+                       &softmax_scale, &kv_scale, &heads,   &block_len, &max_pages, &page_size, &splits};
+
+  const int rows_per_request = p.block_len * p.heads;
+  const backend::Dim3 grid{static_cast<unsigned>(mla_tile::ceil_div(rows_per_request, config.rows)),
+                           static_cast<unsigned>(num_splits), static_cast<unsigned>(p.batch)};
+  void* main = c.module->function(c.symbols[0]);
+  ctx_.set_shared_limit(main, static_cast<size_t>(g.shared_bytes()));
+  ctx_.launch(main, grid, {static_cast<unsigned>(config.threads), 1, 1}, static_cast<size_t>(g.shared_bytes()),
+              main_args);
+
+  if (num_splits > 1) {
+    int total_rows = static_cast<int>(rows_of(p));
+    void* combine_args[] = {&part_o, &part_lse, &o, &lse, &total_rows, &splits};
+    ctx_.launch(c.module->function(c.symbols[1]), {static_cast<unsigned>(total_rows), 1, 1},
+                {static_cast<unsigned>(kCombineThreads), 1, 1}, 0, combine_args);
+  }
+}
+
+void DeviceInstance::poison() {
+  ctx_.fill(*o_, 0xFF);  // bf16 0xFFFF and fp32 0xFFFFFFFF are NaN: unwritten elements fail
+  ctx_.fill(*lse_, 0xFF);
+}
+
+Verdict DeviceInstance::verify() {
+  if (!reference_) throw Error("mla_decode: verify() needs an instance made with_reference");
+  const HostProblem& p = problem_;
+  std::vector<uint16_t> o_bits(rows_of(p) * kValueDim);
+  std::vector<float> lse(rows_of(p));
+  ctx_.download(o_bits.data(), *o_, o_bits.size() * sizeof(uint16_t));
+  ctx_.download(lse.data(), *lse_, lse.size() * sizeof(float));
+  std::vector<float> o(o_bits.size());
+  std::transform(o_bits.begin(), o_bits.end(), o.begin(), num::bf16_to_f32);
+  const RowLayout o_layout{p.heads, p.block_len, kValueDim}, lse_layout{p.heads, p.block_len, 1};
+  return verify::merge(verify::compare("o", o, reference_->o, kOutputTolerance, row_element_name, &o_layout),
+                       verify::compare("lse", lse, reference_->lse, kLseTolerance, row_element_name, &lse_layout));
+}
+
+Traffic DeviceInstance::traffic() const noexcept {
+  // FlashMLA's accounting: every cached token read once, q read and o written once.
+  const HostProblem& p = problem_;
+  const double total_kv = std::accumulate(p.kv_lens.begin(), p.kv_lens.end(), 0.0);
+  const double rows = static_cast<double>(rows_of(p));
+  const double mean_kv = total_kv / p.batch;
+  return {total_kv * kHeadDim * num::bytes_of(p.kv_dtype) + rows * (kHeadDim + kValueDim) * 2.0,
+          2.0 * rows * mean_kv * (kHeadDim + kValueDim)};
+}
+
+}  // namespace ktune::mla

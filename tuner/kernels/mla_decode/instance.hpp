@@ -1,0 +1,57 @@
+#pragma once
+// One mla_decode problem on a device: inputs (rotated copies for cold-L2 timing), outputs, the
+// split-KV workspace, the launch of a candidate (main kernel, plus combine when split) and its
+// verification against the CPU reference.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "kernels/family.hpp"
+#include "kernels/mla_decode/problem.hpp"
+#include "kernels/mla_decode/reference.hpp"
+
+namespace ktune::mla {
+
+// At most this many input copies for cold-L2 timing (bench::rotations_for): a tiny problem
+// would otherwise need thousands, and cannot be timed cold in any case.
+inline constexpr int kMaxRotations = 64;
+
+// The most splits the split policy can choose for `problem` on a device with `compute_units`,
+// over every config within the family's field ranges: the workspace size that serves them all.
+int policy_split_bound(const HostProblem& problem, int compute_units);
+
+class DeviceInstance final : public Instance {
+ public:
+  // Uploads `problem` (in `rotations` copies of q and the cache) and allocates o, lse and a split
+  // workspace for up to `split_capacity` splits.
+  DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations,
+                 int split_capacity);
+
+  // Launches with the split count of the split policy for `c`'s config on this device.
+  void launch(const Candidate& c, int rotation) override;
+  // Launches with an explicit split count (tests force splitting on and off). Throws Error when
+  // num_splits is outside [1, the workspace's capacity].
+  void launch_with_splits(const Candidate& c, int rotation, int num_splits);
+  // What launch() uses for this config.
+  int splits_for(const Config& config) const noexcept;
+
+  int rotations() const noexcept override { return rotations_; }
+  void poison() override;
+  Verdict verify() override;
+  Traffic traffic() const noexcept override;
+
+  const HostProblem& problem() const noexcept { return problem_; }
+
+ private:
+  backend::Context& ctx_;
+  HostProblem problem_;
+  std::optional<Reference> reference_;
+  int rotations_ = 1;
+  int split_capacity_ = 1;  // splits the workspace holds
+  std::vector<std::unique_ptr<backend::Buffer>> q_, kv_;  // one per rotation
+  std::unique_ptr<backend::Buffer> block_table_, kv_lens_, o_, lse_, part_o_, part_lse_;
+};
+
+}  // namespace ktune::mla

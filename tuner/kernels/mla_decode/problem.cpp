@@ -1,0 +1,83 @@
+#include "kernels/mla_decode/problem.hpp"
+
+#include <fmt/format.h>
+
+namespace ktune::mla {
+
+const std::vector<FieldSpec>& key_fields() {
+  static const std::vector<FieldSpec> fields = {
+      {"heads", "query heads per request (H)", 1, 128},
+      {"block_len", "query tokens per request (L): 1 decode, 2..16 draft / verify blocks", 1, 16},
+      {"causal", "1: row l sees keys j < kv_len - L + l + 1; 0: every row sees all kv_len keys", 0, 1},
+      {"kv_dtype", "KV cache element type", 0, 2, {"bf16", "fp8_e4m3fn", "fp8_e4m3fnuz"}},
+      {"batch", "batch bucket (requests per launch)", 1, 4096},
+  };
+  return fields;
+}
+
+const std::vector<FieldSpec>& config_fields() {
+  static const std::vector<FieldSpec> fields = {
+      {"rows", "query rows (head x token) per CTA: 16, 32, 64 or 128", 16, 128},
+      {"keys", "keys per KV tile: 16, 32 or 64", 16, 64},
+      {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
+      {"stages", "1: load a KV tile, then compute; 2: prefetch the next tile while computing", 1, 2},
+      {"split", "split-KV: 0 never; n: split keys until about n CTAs run per compute unit", 0, 8},
+      {"math", "math path", 0, 0, {"simt"}},
+  };
+  return fields;
+}
+
+const std::vector<FieldSpec>& shape_fields() {
+  static const std::vector<FieldSpec> fields = {
+      {"ctx", "kv_len of the longest request (of every request unless ragged); >= block_len", 1, 1 << 20},
+      {"page_size", "KV cache page size in tokens", 1, 1 << 16},
+      {"batch", "requests; 0: the key's batch bucket", 0, 4096},
+      {"ragged", "1: mixed lengths (one of ctx, one of block_len, the rest in between)", 0, 1},
+  };
+  return fields;
+}
+
+Key key_of(const Params& p) {
+  validate(p, key_fields(), "mla_decode key");
+  return Key{static_cast<int>(p.at("heads")), static_cast<int>(p.at("block_len")), p.at("causal") != 0,
+             static_cast<num::KvDtype>(p.at("kv_dtype")), static_cast<int>(p.at("batch"))};
+}
+
+Config config_of(const Params& p) {
+  validate(p, config_fields(), "mla_decode config");
+  return Config{static_cast<int>(p.at("rows")),   static_cast<int>(p.at("keys")),  static_cast<int>(p.at("threads")),
+                static_cast<int>(p.at("stages")), static_cast<int>(p.at("split")), static_cast<int>(p.at("math"))};
+}
+
+Shape shape_of(const Params& p) {
+  validate(p, shape_fields(), "mla_decode shape");
+  return Shape{static_cast<int>(p.at("ctx")), static_cast<int>(p.at("page_size")), static_cast<int>(p.at("batch")),
+               p.at("ragged") != 0};
+}
+
+Params to_params(const Key& k) {
+  return Params{{"heads", k.heads},
+                {"block_len", k.block_len},
+                {"causal", k.causal ? 1 : 0},
+                {"kv_dtype", static_cast<int64_t>(k.kv_dtype)},
+                {"batch", k.batch}};
+}
+
+Params to_params(const Config& c) {
+  return Params{{"rows", c.rows},   {"keys", c.keys},   {"threads", c.threads},
+                {"stages", c.stages}, {"split", c.split}, {"math", c.math}};
+}
+
+Params to_params(const Shape& s) {
+  return Params{{"ctx", s.ctx}, {"page_size", s.page_size}, {"batch", s.batch}, {"ragged", s.ragged ? 1 : 0}};
+}
+
+std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal, int mask_shift) {
+  // Template parameters: ROWS, KEYS, THREADS, STAGES, MATH, KV_DTYPE, CAUSAL, MASK_SHIFT.
+  return fmt::format("ktune::mla_decode<{}, {}, {}, {}, {}, {}, {}, {}>", c.rows, c.keys, c.threads, c.stages, c.math,
+                     static_cast<int>(kv_dtype), causal ? 1 : 0, mask_shift);
+}
+
+std::string combine_kernel_name() { return fmt::format("ktune::mla_combine<{}>", kCombineThreads); }
+
+}  // namespace ktune::mla

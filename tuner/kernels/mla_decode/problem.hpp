@@ -1,0 +1,59 @@
+#pragma once
+// The mla_decode family's fields (problem key, tuning config, timing shape) and their typed
+// forms, so that the rest of the family reads `key.heads` instead of looking names up.
+#include <string>
+#include <vector>
+
+#include "common/params.hpp"
+#include "verify/numeric.hpp"
+
+namespace ktune::mla {
+
+const std::vector<FieldSpec>& key_fields();
+const std::vector<FieldSpec>& config_fields();
+const std::vector<FieldSpec>& shape_fields();
+
+// What dispatch switches on (arch aside).
+struct Key {
+  int heads = 0;
+  int block_len = 0;
+  bool causal = false;
+  num::KvDtype kv_dtype = num::KvDtype::bf16;
+  int batch = 0;  // batch bucket; timing shapes use it as B
+};
+
+// Tuning knobs. rows/keys/threads/stages/math select the kernel instance; split is a host-side
+// policy knob (tuner/kernels/mla_decode/split_policy.hpp) and needs no code of its own.
+struct Config {
+  int rows = 0;     // query rows (h, l pairs) per CTA
+  int keys = 0;     // keys per KV tile
+  int threads = 0;  // threads per CTA (a vendor-neutral knob: the warp size differs)
+  int stages = 0;   // 1: load then compute; 2: prefetch the next tile during compute
+  int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
+  int math = 0;     // 0: SIMT
+};
+
+// A run-time shape beyond the key.
+struct Shape {
+  int ctx = 0;        // kv_len of the longest request (of every request unless ragged)
+  int page_size = 0;
+  int batch = 0;      // 0: the key's batch bucket
+  bool ragged = false;  // mixed lengths: one request of ctx, one of block_len, the rest in between
+};
+
+// Each validates against its field list (names, order, ranges); throws Error otherwise.
+Key key_of(const Params& p);
+Config config_of(const Params& p);
+Shape shape_of(const Params& p);
+
+Params to_params(const Key& k);
+Params to_params(const Config& c);
+Params to_params(const Shape& s);
+
+// Name expressions of the kernels a config needs for a kv dtype and masking mode. mask_shift
+// plants an off-by-one in the causal/length mask: tests only (0 in production).
+std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal, int mask_shift = 0);
+std::string combine_kernel_name();
+inline constexpr int kCombineThreads = 64;  // the combine kernel's block size (in its name)
+
+}  // namespace ktune::mla

@@ -1,0 +1,35 @@
+#pragma once
+// Split-KV policy: how many key chunks each request's rows are split into. Decode batches are
+// often too small to fill the GPU with one CTA per (row tile, request); splitting the keys adds
+// CTAs at the price of a combine pass. A pure function of the launch, so the dispatcher can
+// reproduce it without ktune and tests can check it on the CPU.
+#include <algorithm>
+#include <cstdint>
+
+namespace ktune::mla {
+
+inline constexpr int kMaxSplits = 32;         // bounds the workspace and the combine's loop
+inline constexpr int kMinTilesPerSplit = 2;   // a split shorter than this costs more than it saves
+
+struct SplitInputs {
+  int batch = 1;
+  int row_tiles = 1;          // ceil(H * L / rows)
+  int max_kv_len = 1;         // longest request of the launch
+  int compute_units = 1;      // SMs / CUs of the device
+  int ctas_per_unit = 0;      // the config's split knob: 0 never splits
+  int keys_per_tile = 16;
+};
+
+// Splits so that batch * row_tiles * splits reaches ctas_per_unit * compute_units, capped so
+// that each split of the longest request keeps at least kMinTilesPerSplit KV tiles, and by
+// kMaxSplits. Always >= 1.
+constexpr int num_splits(const SplitInputs& in) noexcept {
+  if (in.ctas_per_unit <= 0) return 1;
+  const int64_t ctas = std::max<int64_t>(1, static_cast<int64_t>(in.batch) * in.row_tiles);
+  const int64_t target = static_cast<int64_t>(in.ctas_per_unit) * in.compute_units;
+  const int64_t wanted = (target + ctas - 1) / ctas;
+  const int64_t by_keys = in.max_kv_len / (static_cast<int64_t>(kMinTilesPerSplit) * std::max(1, in.keys_per_tile));
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({wanted, by_keys, kMaxSplits})));
+}
+
+}  // namespace ktune::mla

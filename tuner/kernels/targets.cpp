@@ -1,0 +1,44 @@
+// Compile-target limits, known without a device, so that the sweep can prune configs before it
+// compiles anything (and CI can prune for GPUs it does not have).
+#include <array>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/error.hpp"
+#include "kernels/family.hpp"
+
+namespace ktune {
+namespace {
+
+constexpr int64_t KiB = 1024;
+
+// CDNA (gfx9): wave64; LDS per workgroup 64 KiB (gfx90a, gfx942) or 160 KiB (gfx950). SIMT code
+// computes in the 256 architectural VGPRs (the accumulation VGPRs only serve matrix cores and
+// spills); a workgroup spreads over the CU's 4 SIMDs of 512 VGPRs x 64 lanes each.
+TargetLimits cdna(const char* arch, int64_t lds) { return {arch, 64, lds, 1024, 256, 4 * 512 * 64}; }
+
+// NVIDIA: warp 32; the largest opt-in shared memory per block; 255 registers per thread, 64 Ki
+// per block.
+TargetLimits nvidia(const char* arch, int64_t shared_optin) { return {arch, 32, shared_optin, 1024, 255, 64 * KiB}; }
+
+const std::array<TargetLimits, 7>& known_targets() {
+  static const std::array<TargetLimits, 7> targets = {
+      cdna("gfx90a", 64 * KiB),        cdna("gfx942", 64 * KiB),        cdna("gfx950", 160 * KiB),
+      nvidia("sm_80", 163 * KiB),      nvidia("sm_89", 99 * KiB),       nvidia("sm_90", 227 * KiB),
+      nvidia("sm_90a", 227 * KiB),
+  };
+  return targets;
+}
+
+}  // namespace
+
+const TargetLimits& target_limits(std::string_view arch) {
+  for (const auto& t : known_targets())
+    if (t.arch == arch) return t;
+  std::vector<std::string_view> names;
+  for (const auto& t : known_targets()) names.push_back(t.arch);
+  throw Error(fmt::format("unknown target '{}': ktune knows {}", arch, fmt::join(names, ", ")));
+}
+
+}  // namespace ktune
