@@ -79,6 +79,8 @@ class Context {
  public:
   virtual ~Context() = default;
   virtual const DeviceInfo& info() const noexcept = 0;
+  // Device memory free right now (it changes as this and other processes allocate).
+  virtual int64_t free_memory_bytes() = 0;
 
   virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;
   virtual void upload(Buffer& dst, const void* src, size_t bytes, size_t dst_offset = 0) = 0;

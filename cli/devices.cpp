@@ -1,0 +1,128 @@
+// `ktune devices`: the backends in this binary, whether their compilers and runtimes work here
+// (and why not), and each device with its limits and its measured copy bandwidth.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "bench/roofline.hpp"
+#include "common/error.hpp"
+#include "db_output.hpp"
+#include "verb.hpp"
+
+namespace ktune::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct DevicesOptions {
+  bool json = false;
+  bool no_bandwidth = false;
+};
+
+Json device_record(const backend::Backend& b, int ordinal, bool bandwidth) {
+  const backend::DeviceInfo d = b.device_info(ordinal);
+  Json r = {{"ordinal", d.ordinal},
+            {"name", d.name},
+            {"arch", d.arch},
+            {"compute_units", d.compute_units},
+            {"warp_size", d.warp_size},
+            {"l2_bytes", d.l2_bytes},
+            {"memory_bytes", d.memory_bytes},
+            {"shared_per_block", d.shared_per_block},
+            {"shared_per_block_optin", d.shared_per_block_optin},
+            {"clock_khz", d.clock_khz}};
+  if (!bandwidth) return r;
+  try {
+    auto ctx = b.open(ordinal);
+    r["copy_gbps"] = bench::measure_copy_gbps(*ctx);
+  } catch (const Error& e) {  // one device that cannot be measured does not hide the others
+    r["copy_gbps"] = nullptr;
+    r["copy_error"] = e.what();
+  }
+  return r;
+}
+
+Json backend_record(const backend::Backend& b, bool bandwidth) {
+  Json r = {{"name", b.name()}};
+  r["compiler"] = b.compiler_available() ? Json{{"available", true}, {"version", b.compiler_version()}}
+                                         : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
+  r["runtime"] = b.available() ? Json{{"available", true}, {"driver", b.driver_version()}}
+                               : Json{{"available", false}, {"reason", b.unavailable_reason()}};
+  r["devices"] = Json::array();
+  for (int i = 0; i < b.device_count(); ++i) r["devices"].push_back(device_record(b, i, bandwidth));
+  return r;
+}
+
+std::string bytes_text(int64_t bytes) {
+  constexpr double kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  const double b = static_cast<double>(bytes);
+  if (b >= kGiB) return fmt::format("{:.1f} GiB", b / kGiB);
+  if (b >= kMiB) return fmt::format("{:.1f} MiB", b / kMiB);
+  return fmt::format("{:.0f} KiB", b / kKiB);
+}
+
+std::string status_text(const Json& part, const char* detail) {
+  return part["available"].get<bool>() ? part[detail].get<std::string>()
+                                       : "unavailable: " + part["reason"].get<std::string>();
+}
+
+void print_human(const Json& backends) {
+  std::vector<Record> rows;
+  for (const Json& b : backends) {
+    const std::string name = b["name"];
+    fmt::print("{}\n  compiler: {}\n  runtime:  {}\n", name, status_text(b["compiler"], "version"),
+               status_text(b["runtime"], "driver"));
+    for (const Json& d : b["devices"]) {
+      Record row = {{"backend", name},
+                    {"#", d["ordinal"]},
+                    {"name", d["name"]},
+                    {"arch", d["arch"]},
+                    {"CUs", d["compute_units"]},
+                    {"warp", d["warp_size"]},
+                    {"L2", bytes_text(d["l2_bytes"])},
+                    {"memory", bytes_text(d["memory_bytes"])},
+                    {"shared/block (opt-in)", fmt::format("{} ({})", bytes_text(d["shared_per_block"]),
+                                                          bytes_text(d["shared_per_block_optin"]))},
+                    {"clock", fmt::format("{} MHz", d["clock_khz"].get<int>() / 1000)}};
+      if (d.contains("copy_gbps"))
+        row["copy GB/s"] = d["copy_gbps"].is_null() ? "failed: " + d["copy_error"].get<std::string>()
+                                                    : fmt::format("{:.0f}", d["copy_gbps"].get<double>());
+      rows.push_back(std::move(row));
+    }
+  }
+  fmt::print("\n");
+  if (rows.empty()) {
+    fmt::print("no GPU devices on this machine\n");
+    return;
+  }
+  std::cout.flush();
+  print_records(std::cout, rows, "table");
+}
+
+void run_devices(const DevicesOptions& o) {
+  Json backends = Json::array();
+  for (const backend::Backend* b : backend::all()) backends.push_back(backend_record(*b, !o.no_bandwidth));
+  if (o.json) {
+    fmt::print("{}\n", Json{{"backends", backends}}.dump(2));
+    return;
+  }
+  print_human(backends);
+}
+
+void setup(CLI::App& app) {
+  auto o = std::make_shared<DevicesOptions>();
+  auto* cmd = app.add_subcommand("devices", "List backends, compilers, runtimes and devices (with copy bandwidth)");
+  cmd->add_flag("--json", o->json, "Print JSON instead of a table");
+  cmd->add_flag("--no-bandwidth", o->no_bandwidth, "Skip the device-to-device copy bandwidth measurement");
+  cmd->callback([o] { run_devices(*o); });
+}
+
+}  // namespace
+
+KTUNE_VERB(10, setup);
+
+}  // namespace ktune::cli

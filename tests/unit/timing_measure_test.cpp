@@ -1,0 +1,184 @@
+// measure() and the copy-bandwidth probe against a simulated device: a Context whose clock
+// advances by a known time per launch or per copied byte, so that the results are exact and
+// the rotation, batching and graph paths are visible.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "bench/roofline.hpp"
+#include "bench/timing.hpp"
+#include "common/error.hpp"
+
+namespace ktune::bench {
+namespace {
+
+using backend::Buffer;
+using backend::Dim3;
+
+class FakeBuffer final : public Buffer {
+ public:
+  explicit FakeBuffer(size_t size) : size_(size) {}
+  uint64_t address() const noexcept override { return 0; }
+  size_t size() const noexcept override { return size_; }
+
+ private:
+  size_t size_;
+};
+
+struct FakeEvent final : backend::Event {
+  double at_us = 0;
+};
+
+struct FakeGraph final : backend::Graph {
+  std::vector<int> rotations;
+};
+
+// Launches take `launch_us` each; copies move `copy_gbps` (bytes read + written).
+class FakeContext final : public backend::Context {
+ public:
+  double launch_us = 10;
+  double copy_gbps = 1000;
+  bool can_capture = true;
+  int64_t free_bytes = int64_t{64} << 30;
+  std::vector<int> executed;  // rotation of every launch that ran, in order
+  int replays = 0;
+
+  // What enqueue() of a test calls: runs now, or joins the graph being captured.
+  void launch_on(int rotation) {
+    if (capturing_) {
+      captured_.push_back(rotation);
+    } else {
+      executed.push_back(rotation);
+      now_us_ += launch_us;
+    }
+  }
+
+  const backend::DeviceInfo& info() const noexcept override { return info_; }
+  int64_t free_memory_bytes() override { return free_bytes; }
+  std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<FakeBuffer>(bytes); }
+  void upload(Buffer&, const void*, size_t, size_t) override {}
+  void download(void*, const Buffer&, size_t, size_t) override {}
+  void fill(Buffer&, uint8_t) override {}
+  void copy(Buffer&, const Buffer&, size_t bytes) override {
+    now_us_ += 2.0 * static_cast<double>(bytes) / (copy_gbps * 1e3);
+  }
+  std::unique_ptr<backend::Module> load(std::span<const char>) override { throw Error("no modules here"); }
+  void set_shared_limit(void*, size_t) override {}
+  void launch(void*, Dim3, Dim3, size_t, void**) override { launch_on(0); }
+  std::unique_ptr<backend::Event> event() override { return std::make_unique<FakeEvent>(); }
+  void record(backend::Event& e) override { static_cast<FakeEvent&>(e).at_us = now_us_; }
+  float elapsed_ms(const backend::Event& a, const backend::Event& b) override {
+    return static_cast<float>((static_cast<const FakeEvent&>(b).at_us - static_cast<const FakeEvent&>(a).at_us) / 1000);
+  }
+  void synchronize() override {}
+  void begin_capture() override { capturing_ = can_capture; }
+  std::unique_ptr<backend::Graph> end_capture() override {
+    if (!capturing_) return nullptr;  // the launches already ran eagerly, as the contract says
+    capturing_ = false;
+    auto g = std::make_unique<FakeGraph>();
+    g->rotations = std::exchange(captured_, {});
+    return g;
+  }
+  void replay(backend::Graph& g) override {
+    ++replays;
+    for (int r : static_cast<FakeGraph&>(g).rotations) launch_on(r);
+  }
+
+  backend::DeviceInfo info_{0, "fake", "sm_00", 1, 32, 60'000'000, int64_t{80} << 30, 48 << 10, 48 << 10, 1000};
+
+ private:
+  double now_us_ = 0;
+  bool capturing_ = false;
+  std::vector<int> captured_;
+};
+
+TEST(TimingMeasure, LongLaunchesAreTimedOneByOneCyclingThroughTheCopies) {
+  FakeContext ctx;
+  ctx.launch_us = 250;
+  const Stats s = measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, 3);
+  EXPECT_NEAR(s.median_us, 250, 0.01);
+  EXPECT_EQ(s.n, TimingPolicy{}.min_samples) << "exact timings converge at once";
+  EXPECT_EQ(ctx.replays, 0);
+  for (size_t i = 0; i < ctx.executed.size(); ++i) ASSERT_EQ(ctx.executed[i], static_cast<int>(i % 3)) << i;
+}
+
+TEST(TimingMeasure, ShortLaunchesAreBatchedInGraphsThatCoverEveryCopy) {
+  FakeContext ctx;
+  ctx.launch_us = 5;  // batches of 20 fill the 100 us minimum sample
+  const int rotations = 50;
+  const Stats s = measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, rotations);
+  EXPECT_NEAR(s.median_us, 5, 0.01) << "per launch, not per batch";
+  EXPECT_EQ(ctx.replays, s.n);
+  std::map<int, int> uses;
+  for (int r : ctx.executed) ++uses[r];
+  EXPECT_EQ(uses.size(), static_cast<size_t>(rotations)) << "every copy is used";
+}
+
+TEST(TimingMeasure, WithoutCaptureShortLaunchesAreBatchedEagerly) {
+  FakeContext ctx;
+  ctx.launch_us = 5;
+  ctx.can_capture = false;
+  const Stats s = measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, 7);
+  EXPECT_NEAR(s.median_us, 5, 0.01);
+  EXPECT_EQ(ctx.replays, 0);
+  const size_t warm = ctx.executed.size() - static_cast<size_t>(s.n) * 20;
+  for (size_t i = warm; i < ctx.executed.size(); ++i)
+    ASSERT_EQ(ctx.executed[i], (ctx.executed[i - 1] + 1) % 7) << "consecutive launches use consecutive copies";
+}
+
+TEST(TimingMeasure, CaptureThatFailsFallsBackButFaultsPropagate) {
+  FakeContext ctx;
+  ctx.launch_us = 5;
+  bool capturing_breaks = true;
+  const Stats s = measure(
+      ctx,
+      [&](int r) {
+        if (capturing_breaks && ctx.replays == 0 && ctx.executed.size() >= 4) {
+          capturing_breaks = false;
+          throw Error("operation not permitted when stream is capturing");
+        }
+        ctx.launch_on(r);
+      },
+      2);
+  EXPECT_NEAR(s.median_us, 5, 0.01);
+  EXPECT_EQ(ctx.replays, 0) << "fell back to eager launches";
+
+  FakeContext faulty;
+  faulty.launch_us = 5;
+  EXPECT_THROW(measure(
+                   faulty,
+                   [&](int r) {
+                     if (faulty.executed.size() >= 4) throw DeviceFault("illegal address");
+                     faulty.launch_on(r);
+                   },
+                   2),
+               DeviceFault);
+}
+
+TEST(TimingMeasure, RotationsMustBePositive) {
+  FakeContext ctx;
+  EXPECT_THROW(measure(
+                   ctx, [&](int r) { ctx.launch_on(r); }, 0),
+               Error);
+}
+
+TEST(CopyBandwidth, CountsBytesReadAndWritten) {
+  FakeContext ctx;
+  ctx.copy_gbps = 3000;
+  EXPECT_NEAR(measure_copy_gbps(ctx), 3000, 3000 * 1e-4);
+}
+
+TEST(CopyBandwidth, TooLittleFreeMemoryIsAnError) {
+  FakeContext ctx;
+  ctx.free_bytes = 4 * 50'000'000;  // buffers of 50 MB < twice the 60 MB L2
+  EXPECT_THROW(measure_copy_gbps(ctx), Error);
+  ctx.free_bytes = 4 * 130'000'000;  // 130 MB each: enough
+  EXPECT_GT(measure_copy_gbps(ctx), 0);
+}
+
+}  // namespace
+}  // namespace ktune::bench

@@ -1,0 +1,103 @@
+// Built only with the HIP headers (KTUNE_WITH_HIP, see tuner/CMakeLists.txt).
+#ifdef KTUNE_WITH_HIP
+#include "backend/hiprtc_compiler.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "backend/hip_runtime.hpp"
+
+namespace ktune::backend {
+
+HiprtcCompiler::HiprtcCompiler() : amdhip_(open_amdhip64()) {
+  // Debian's ROCm 5.2 has hipRTC inside libamdhip64; later ROCm moved it to libhiprtc.
+  const bool built_in = amdhip_.find("hiprtcCreateProgram") != nullptr;
+  if (!built_in) rtc_ = DlLibrary::open_first({"libhiprtc.so", "libhiprtc.so.6", "/opt/rocm/lib/libhiprtc.so"});
+  const DlLibrary& rtc = built_in ? amdhip_ : rtc_;
+#define KTUNE_HIPRTC_LOAD(fn) fn = rtc.require<decltype(&::fn)>(#fn);
+  KTUNE_HIPRTC_FUNCTIONS(KTUNE_HIPRTC_LOAD)
+#undef KTUNE_HIPRTC_LOAD
+  // hiprtcVersion reports the compiler front end (9.0 on ROCm 5.2), not the ROCm release that
+  // decides the generated code, so the runtime's version names the compiler instead. It needs
+  // no GPU.
+  auto runtime_version = amdhip_.require<decltype(&::hipRuntimeGetVersion)>("hipRuntimeGetVersion");
+  int packed = 0;
+  if (hipError_t e = runtime_version(&packed); e != hipSuccess)
+    throw Unavailable(fmt::format("hipRuntimeGetVersion failed with error {}", static_cast<int>(e)));
+  version_ = "hiprtc " + hip_version_string(packed);
+}
+
+namespace {
+
+// hipRTC 5.2 compiles a temporary copy of the source and its log names that copy
+// ("/tmp/comgr-0ae6b7/input/CompileSource:3:14: error: ..."); the log names the caller's
+// source instead, as NVRTC's does.
+std::string name_source_in_log(std::string log, const std::string& source_name) {
+  static constexpr std::string_view kTemporary = "CompileSource";
+  for (size_t at = log.find(kTemporary); at != std::string::npos; at = log.find(kTemporary, at)) {
+    size_t begin = log.find_last_of(" \t\n", at);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    log.replace(begin, at + kTemporary.size() - begin, source_name);
+    at = begin + source_name.size();
+  }
+  return log;
+}
+
+}  // namespace
+
+void HiprtcCompiler::check(hiprtcResult r, std::string_view call) const {
+  if (r != HIPRTC_SUCCESS) throw Error(fmt::format("{}: {}", call, hiprtcGetErrorString(r)));
+}
+
+std::string HiprtcCompiler::program_log(hiprtcProgram prog) const {
+  size_t size = 0;
+  check(hiprtcGetProgramLogSize(prog, &size), "hiprtcGetProgramLogSize");
+  std::string log(size, '\0');
+  if (size > 0) check(hiprtcGetProgramLog(prog, log.data()), "hiprtcGetProgramLog");
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+CompileResult HiprtcCompiler::compile(const CompileRequest& req) const {
+  hiprtcProgram prog = nullptr;
+  check(hiprtcCreateProgram(&prog, req.source.c_str(), req.source_name.c_str(), 0, nullptr, nullptr),
+        "hiprtcCreateProgram");
+  struct Destroy {
+    const HiprtcCompiler& api;
+    hiprtcProgram& prog;
+    ~Destroy() { api.hiprtcDestroyProgram(&prog); }
+  } destroy{*this, prog};
+
+  for (const std::string& expr : req.name_expressions)
+    check(hiprtcAddNameExpression(prog, expr.c_str()), "hiprtcAddNameExpression(" + expr + ")");
+
+  std::vector<std::string> options = {"--offload-arch=" + req.arch, "-O3", "-std=c++17"};
+  options.insert(options.end(), req.options.begin(), req.options.end());
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+
+  hiprtcResult compiled = hiprtcCompileProgram(prog, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  CompileResult result;
+  result.log = name_source_in_log(program_log(prog), req.source_name);
+  if (compiled != HIPRTC_SUCCESS)
+    throw CompileError(fmt::format("hiprtc could not compile {} for {}: {}", req.source_name, req.arch,
+                                   hiprtcGetErrorString(compiled)),
+                       result.log);
+
+  size_t size = 0;
+  check(hiprtcGetCodeSize(prog, &size), "hiprtcGetCodeSize");
+  if (size == 0) throw Error(fmt::format("hiprtc produced an empty code object for {}", req.arch));
+  result.code.resize(size);
+  check(hiprtcGetCode(prog, result.code.data()), "hiprtcGetCode");
+
+  for (const std::string& expr : req.name_expressions) {
+    const char* lowered = nullptr;
+    check(hiprtcGetLoweredName(prog, expr.c_str(), &lowered), "hiprtcGetLoweredName(" + expr + ")");
+    result.lowered_names.emplace_back(lowered);
+  }
+  return result;
+}
+
+}  // namespace ktune::backend
+#endif  // KTUNE_WITH_HIP

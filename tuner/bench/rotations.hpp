@@ -1,0 +1,11 @@
+#pragma once
+// How many copies of a launch's inputs timing needs so that every launch finds a cold L2.
+#include <cstdint>
+
+namespace ktune::bench {
+
+// Copies needed so that cycling through them touches at least 3x the L2 between two uses of
+// the same copy (at least 1). Throws Error unless bytes_per_copy > 0.
+int rotations_for(int64_t bytes_per_copy, int64_t l2_bytes);
+
+}  // namespace ktune::bench

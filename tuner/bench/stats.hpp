@@ -1,0 +1,30 @@
+#pragma once
+// Order statistics of timing samples. Pure functions, so that the stopping rule built on them
+// is tested on the CPU with synthetic samples.
+#include <limits>
+#include <optional>
+#include <span>
+#include <utility>
+
+namespace ktune::bench {
+
+struct Stats {
+  double median_us = 0;
+  double p10_us = 0;
+  double p90_us = 0;
+  int n = 0;  // samples (each the per-launch time of one sample's batch)
+  // Half-width of the median's 95% confidence interval relative to the median; infinite while
+  // there are too few samples to bound the median at all.
+  double rel_ci = std::numeric_limits<double>::infinity();
+};
+
+// 0-based ranks (lo, hi) of the sorted samples that bracket the median of the distribution
+// with at least `confidence` probability, from the binomial distribution of the number of
+// samples below the median (distribution-free, no bootstrap). nullopt when n is too small for
+// any such interval (n < 6 at 95%).
+std::optional<std::pair<int, int>> median_ci_ranks(int n, double confidence = 0.95);
+
+// Median, 10th/90th percentile (linear interpolation) and the median's relative CI.
+Stats summarize(std::span<const double> samples_us);
+
+}  // namespace ktune::bench

@@ -1,0 +1,97 @@
+#include "bench/timing.hpp"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace ktune::bench {
+namespace {
+
+using Enqueue = std::function<void(int)>;
+
+// Runs `step`; false when it throws an Error other than a DeviceFault (which propagates).
+template <class Step>
+bool try_step(Step&& step) {
+  try {
+    step();
+    return true;
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// One graph of `batch` launches on copies first, first + 1, ... (mod rotations), or nullptr
+// where the backend cannot capture. A capture that fails otherwise also gives nullptr: eager
+// launches then report the error themselves if it is real.
+std::unique_ptr<backend::Graph> capture(backend::Context& ctx, const Enqueue& enqueue, int first, int batch,
+                                        int rotations) {
+  if (!try_step([&] { ctx.begin_capture(); })) return nullptr;
+  if (!try_step([&] {
+        for (int b = 0; b < batch; ++b) enqueue((first + b) % rotations);
+      })) {
+    try_step([&] { ctx.end_capture(); });  // leaves capture mode; the graph is invalid anyway
+    return nullptr;
+  }
+  std::unique_ptr<backend::Graph> graph;
+  try_step([&] { graph = ctx.end_capture(); });
+  return graph;
+}
+
+// Graphs that together launch on every copy, or an empty list when capture is unavailable.
+std::vector<std::unique_ptr<backend::Graph>> capture_all(backend::Context& ctx, const Enqueue& enqueue, int batch,
+                                                         int rotations) {
+  std::vector<std::unique_ptr<backend::Graph>> graphs;
+  for (int first = 0; first < rotations; first += batch) {
+    auto graph = capture(ctx, enqueue, first, batch, rotations);
+    if (!graph) return {};
+    graphs.push_back(std::move(graph));
+  }
+  return graphs;
+}
+
+}  // namespace
+
+Stats measure(backend::Context& ctx, const Enqueue& enqueue, int rotations, const TimingPolicy& policy) {
+  if (rotations < 1) throw Error("measure: rotations must be at least 1");
+  const auto start_time = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_time).count();
+  };
+  int next = 0;
+  auto launch = [&] {
+    enqueue(next);
+    next = (next + 1) % rotations;
+  };
+
+  for (int i = 0; i < policy.warmup; ++i) launch();
+  ctx.synchronize();
+
+  auto start = ctx.event();
+  auto stop = ctx.event();
+  ctx.record(*start);
+  launch();
+  ctx.record(*stop);
+  const int batch = batch_size(ctx.elapsed_ms(*start, *stop) * 1000.0, policy);
+  std::vector<std::unique_ptr<backend::Graph>> graphs;
+  if (batch > 1) graphs = capture_all(ctx, enqueue, batch, rotations);
+  size_t next_graph = 0;
+
+  auto take_sample_us = [&] {
+    ctx.record(*start);
+    if (graphs.empty()) {
+      for (int b = 0; b < batch; ++b) launch();
+    } else {
+      ctx.replay(*graphs[next_graph]);
+      next_graph = (next_graph + 1) % graphs.size();
+    }
+    ctx.record(*stop);
+    return ctx.elapsed_ms(*start, *stop) * 1000.0 / batch;
+  };
+  return sample_until_stable(take_sample_us, elapsed_ms, policy);
+}
+
+}  // namespace ktune::bench
