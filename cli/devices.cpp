@@ -2,6 +2,7 @@
 // (and why not), and each device with its limits and its measured copy bandwidth.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,31 @@ using Json = nlohmann::ordered_json;
 struct DevicesOptions {
   bool json = false;
   bool no_bandwidth = false;
+  bool first_arch = false;  // for scripts: the first device's arch, or nothing
+  bool first_slug = false;  // for scripts: a directory name for the first device ("nvidia-h200")
 };
+
+// "NVIDIA H200" -> "nvidia-h200": lower case, runs of anything else than [a-z0-9] become one '-'.
+std::string slug(std::string_view name) {
+  std::string s;
+  for (char c : name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) s += l;
+    else if (!s.empty() && s.back() != '-') s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s;
+}
+
+// Prints the first available device's arch or slug; prints nothing (exit 0) when there is none.
+void print_first(bool arch) {
+  for (const backend::Backend* b : backend::all()) {
+    if (!b->available() || b->device_count() == 0) continue;
+    const backend::DeviceInfo d = b->device_info(0);
+    fmt::print("{}\n", arch ? d.arch : slug(d.name));
+    return;
+  }
+}
 
 Json device_record(const backend::Backend& b, int ordinal, bool bandwidth) {
   const backend::DeviceInfo d = b.device_info(ordinal);
@@ -104,6 +129,7 @@ void print_human(const Json& backends) {
 }
 
 void run_devices(const DevicesOptions& o) {
+  if (o.first_arch || o.first_slug) return print_first(o.first_arch);
   Json backends = Json::array();
   for (const backend::Backend* b : backend::all()) backends.push_back(backend_record(*b, !o.no_bandwidth));
   if (o.json) {
@@ -118,6 +144,8 @@ void setup(CLI::App& app) {
   auto* cmd = app.add_subcommand("devices", "List backends, compilers, runtimes and devices (with copy bandwidth)");
   cmd->add_flag("--json", o->json, "Print JSON instead of a table");
   cmd->add_flag("--no-bandwidth", o->no_bandwidth, "Skip the device-to-device copy bandwidth measurement");
+  auto* arch = cmd->add_flag("--first-arch", o->first_arch, "Print only the first device's arch (nothing without a device)");
+  cmd->add_flag("--first-slug", o->first_slug, "Print only a directory name for the first device")->excludes(arch);
   cmd->callback([o] { run_devices(*o); });
 }
 

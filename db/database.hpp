@@ -45,13 +45,16 @@ struct Measurement {
   Params config;
   Params shape;        // the timing shape
   Status status = Status::ok;
+  // Timing: stored as NULL (read back as 0) when samples == 0. An ok row must be timed
+  // (samples > 0, 0 < median, p10 <= median <= p90): the schema rejects it otherwise.
   double median_us = 0, p10_us = 0, p90_us = 0;
   int samples = 0;
   double gbps = 0, tflops = 0;
   double frac_copy_bw = 0;     // gbps / run's copy_gbps
   double frac_matrix = 0;      // tflops / run's matrix_tflops (0 if not measured)
-  double max_abs_err = 0, rel_l2_err = 0;
+  double max_abs_err = 0, rel_l2_err = 0;  // NaN survives the round trip (stored as NULL)
   std::string detail;          // compiler log excerpt, verify detail, fault message
+  std::string measured_at;     // set by record(): UTC, ISO 8601
 };
 
 enum class GapReason { no_config, compile_error, verify_failed, fault, timeout, declared };
@@ -66,10 +69,13 @@ struct Gap {
   Params key;
   GapReason reason = GapReason::no_config;
   std::string detail;
-  std::string source;      // "measured" (with run_id) or a declaration, e.g. "aiter 0.1.19 ..."
+  // "measured" (then run_id is set and reason is not declared) or a declaration, e.g.
+  // "aiter 0.1.19 has no fp8 2-token non-causal fold" (then reason is declared, no run_id).
+  std::string source;
   std::optional<int64_t> run_id;
-  std::string fallback;    // "none", or a Params canonical text of the key to use instead
+  std::string fallback;    // "none" (or empty), or the canonical text of the key to use instead
   std::string fallback_note;  // why that fallback is valid
+  std::string created_at;     // set by add_gap(): UTC, ISO 8601
 };
 
 // The best verified measurement of one key in one run.
@@ -78,11 +84,15 @@ struct Winner {
   Measurement m;
 };
 
+// Every set field narrows the result. runs(): key_equals and status keep the runs with at least
+// one such measurement. gaps(): device_name keeps declared gaps (they hold for the whole arch)
+// and gaps measured on that device; status does not apply to gaps.
 struct Filter {
   std::optional<std::string> family, arch, device_name;
   std::optional<int64_t> run_id;
-  // Key fields that must match exactly (name, value).
+  // Key fields that must match exactly (name, value); names are identifiers.
   std::vector<std::pair<std::string, int64_t>> key_equals;
+  std::optional<Status> status;
 };
 
 class Database {
@@ -90,29 +100,38 @@ class Database {
   // Opens (creating when `create` and the file is absent) and migrates to the current schema.
   // Throws Error with the path and the cause for: not a SQLite file, corrupt file, newer schema,
   // read-only location when writing is needed. Never modifies a file it rejects.
+  // A read-only open also refuses a file that would need migrating.
   static std::unique_ptr<Database> open(const std::string& path, bool create, bool read_only = false);
   virtual ~Database() = default;
+
+  virtual const std::string& path() const noexcept = 0;
 
   static int current_schema_version() noexcept;
   virtual int schema_version() = 0;
 
-  virtual int64_t begin_run(const Run& r) = 0;           // returns the new run id
-  virtual Run run(int64_t id) = 0;
-  virtual std::vector<Run> runs(const Filter& f = {}) = 0;
+  // Returns the new run id; an empty started_at is set to now.
+  virtual int64_t begin_run(const Run& r) = 0;
+  virtual Run run(int64_t id) = 0;  // throws Error for an unknown id
+  virtual std::vector<Run> runs(const Filter& f = {}) = 0;  // ordered by id
   // Runs of `family` on the same device, arch and template hash: what --resume continues.
   virtual std::vector<Run> compatible_runs(const Run& like) = 0;
 
-  virtual int64_t record(const Measurement& m) = 0;     // one committed transaction
-  virtual std::vector<Measurement> measurements(const Filter& f = {}) = 0;
-  // (key, config) pairs already measured in any of `run_ids` (for --resume).
+  // One committed transaction; the family is the run's. Returns the new measurement id.
+  virtual int64_t record(const Measurement& m) = 0;
+  virtual std::vector<Measurement> measurements(const Filter& f = {}) = 0;  // ordered by id
+  // (key, config) pairs already measured, with any status, in any of `run_ids` (for --resume);
+  // distinct, sorted by canonical text.
   virtual std::vector<std::pair<Params, Params>> done(const std::vector<int64_t>& run_ids) = 0;
 
-  virtual int64_t add_gap(const Gap& g) = 0;            // replaces the gap of the same family/arch/key/source
+  // One committed transaction; replaces the gap of the same family/arch/key/source (keeping its
+  // id). Returns the gap's id.
+  virtual int64_t add_gap(const Gap& g) = 0;
   virtual bool remove_gap(const std::string& family, const std::string& arch, const Params& key,
-                          const std::string& source) = 0;
-  virtual std::vector<Gap> gaps(const Filter& f = {}) = 0;
+                          const std::string& source) = 0;  // false if there was none
+  virtual std::vector<Gap> gaps(const Filter& f = {}) = 0;  // ordered by family, arch, key, source
 
-  // Best ok measurement per key (lowest median), per run matched by the filter.
+  // Best ok measurement per key (lowest median, then lowest id), per run matched by the filter;
+  // the `winners` view of schema.sql. Ordered by run id, then key.
   virtual std::vector<Winner> winners(const Filter& f = {}) = 0;
 };
 

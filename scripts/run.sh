@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 ktune=${KTUNE_BUILD_DIR:-build}/ktune
 families=(mla_decode)
 
-gpu_arch=$("$ktune" devices --no-bandwidth --first-device-arch)
+gpu_arch=$("$ktune" devices --no-bandwidth --first-arch)
 
 if [ -n "$gpu_arch" ]; then
   echo "run: GPU found ($gpu_arch): sweeping the smoke space"

@@ -1,0 +1,169 @@
+#include "db/connection.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <vector>
+
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sqlite3.h>
+
+#include "common/error.hpp"
+
+namespace ktune::db {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Long enough for a sweep's commit to wait out another process's transaction.
+constexpr int busy_timeout_ms = 10'000;
+
+std::string errno_text(int e) { return std::generic_category().message(e); }
+
+uint32_t be32(const unsigned char* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | uint32_t(p[3]);
+}
+
+std::string printable(const unsigned char* p, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? char(p[i]) : '.';
+  return s;
+}
+
+// Rejects, from the 100-byte header alone and before SQLite opens it, a file that is not SQLite
+// or that is shorter than its header says (SQLite itself only notices the latter when it reads
+// a missing page, possibly half-way through a write).
+void check_header(const std::string& path, uintmax_t size) {
+  if (size == 0) return;  // an empty file is an empty database: schema version 0
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
+  std::array<unsigned char, 100> h{};
+  in.read(reinterpret_cast<char*>(h.data()), h.size());
+  const auto got = static_cast<size_t>(in.gcount());
+  static constexpr char magic[] = "SQLite format 3";  // 16 bytes with the NUL
+  if (got < h.size() || std::memcmp(h.data(), magic, sizeof magic) != 0)
+    throw Error(fmt::format("{}: file is not a database: it starts with '{}', not with the SQLite header '{}'", path,
+                            printable(h.data(), std::min<size_t>(got, 16)), "SQLite format 3"));
+  const uint32_t raw_page = uint32_t(h[16]) << 8 | h[17];
+  const uint64_t page_size = raw_page == 1 ? 65536 : raw_page;
+  const uint32_t pages = be32(&h[28]);
+  // The page count is valid only when the change counter matches "version-valid-for"; pages
+  // still in a -wal file are not in the main file yet.
+  const bool count_valid = pages != 0 && be32(&h[24]) == be32(&h[92]);
+  std::error_code ec;
+  const bool wal_has_pages = fs::file_size(path + "-wal", ec) > 0 && !ec;
+  if (count_valid && !wal_has_pages && size < pages * page_size)
+    throw Error(fmt::format("{}: truncated or corrupt: its header declares {} pages of {} bytes ({} bytes), "
+                            "the file has {} bytes",
+                            path, pages, page_size, pages * page_size, size));
+}
+
+fs::path directory_of(const std::string& path) {
+  auto dir = fs::path(path).parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+// errno of the failed access(2), or 0 when `file` grants `mode`.
+int access_error(const fs::path& file, int mode) { return ::access(file.c_str(), mode) == 0 ? 0 : errno; }
+
+// Writing needs the file and its directory: SQLite keeps PATH-wal and PATH-shm next to it.
+void require_writable(const std::string& path, bool exists) {
+  if (int e = exists ? access_error(path, W_OK) : 0)
+    throw Error(fmt::format("{}: cannot open for writing: {}", path, errno_text(e)));
+  const auto dir = directory_of(path);
+  if (int e = access_error(dir, W_OK | X_OK))
+    throw Error(fmt::format("{}: cannot write in directory {} ({}); SQLite needs to create {}-wal and {}-shm there",
+                            path, dir.string(), errno_text(e), path, path));
+}
+
+// file: URI of an absolute path, for the query parameters SQLite reads only from URIs.
+std::string file_uri(const std::string& path, std::string_view query) {
+  std::string uri = "file:";
+  for (unsigned char ch : fs::absolute(path).string()) {
+    if (std::isalnum(ch) || std::string_view("/-._~").find(char(ch)) != std::string_view::npos)
+      uri += char(ch);
+    else
+      uri += fmt::format("%{:02X}", ch);
+  }
+  return uri + "?" + std::string(query);
+}
+
+SQLite::Database connect(const std::string& path, Access access) {
+  if (access != Access::read_only)
+    return SQLite::Database(path, SQLite::OPEN_READWRITE | (access == Access::create ? SQLite::OPEN_CREATE : 0),
+                            busy_timeout_ms);
+  // A reader of a WAL file needs PATH-shm; where it cannot be created and no -wal exists, no
+  // writer can be active either, so the file may be read as immutable.
+  std::error_code ec;
+  if (access_error(directory_of(path), W_OK | X_OK) != 0 && !fs::exists(path + "-wal", ec))
+    return SQLite::Database(file_uri(path, "immutable=1"), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                            busy_timeout_ms);
+  return SQLite::Database(path, SQLite::OPEN_READONLY, busy_timeout_ms);
+}
+
+// A corrupt file must not be written to: a write can spread the damage.
+void require_intact(SQLite::Database& c, const std::string& path) {
+  std::vector<std::string> problems;
+  SQLite::Statement q(c, "PRAGMA quick_check(3)");
+  while (q.executeStep()) {
+    // Rows are "ok" or findings, some prefixed with a "*** in database main ***" line.
+    std::string_view text = q.getColumn(0).getText();
+    for (size_t end; !text.empty(); text.remove_prefix(end == text.npos ? text.size() : end + 1)) {
+      end = text.find('\n');
+      auto line = text.substr(0, end);
+      if (line != "ok" && !line.starts_with("***")) problems.emplace_back(line);
+    }
+  }
+  if (!problems.empty())
+    throw Error(fmt::format("{}: corrupt ({}); ktune will not write to it", path, fmt::join(problems, "; ")));
+}
+
+}  // namespace
+
+SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw Error(fmt::format("{}: cannot access: {}", path, ec.message()));
+  const bool exists = fs::exists(status);
+  if (!exists && access != Access::create)
+    throw Error(fmt::format("{}: no such database file", path));
+  if (exists && !fs::is_regular_file(status)) throw Error(fmt::format("{}: not a regular file", path));
+  if (exists) check_header(path, fs::file_size(path));
+  if (access != Access::read_only) require_writable(path, exists);
+
+  const int latest = steps.back().version;
+  try {
+    auto c = connect(path, access);
+    if (access != Access::read_only && sqlite3_db_readonly(c.getHandle(), "main") == 1)
+      throw Error(fmt::format("{}: SQLite can open it only read-only (file or file system not writable)", path));
+    const int found = read_schema_version(c, path);
+    refuse_newer(path, found, latest);
+    if (access == Access::read_only) {
+      if (found < latest)
+        throw Error(fmt::format("{}: schema version {} is older than {}; open it once for writing (e.g. `ktune gap "
+                                "add`, `ktune sweep`) to migrate it",
+                                path, found, latest));
+      return c;
+    }
+    require_intact(c, path);
+    c.exec("PRAGMA foreign_keys = ON");
+    // Migrate before switching to WAL: a failed migration then leaves the file byte-identical.
+    if (found < latest) migrate(c, path, steps);
+    c.exec("PRAGMA journal_mode = WAL");
+    c.exec("PRAGMA synchronous = NORMAL");  // durable at each checkpoint; WAL keeps it consistent
+    return c;
+  } catch (const SQLite::Exception& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+}  // namespace ktune::db

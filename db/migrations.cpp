@@ -1,0 +1,76 @@
+#include "db/migrations.hpp"
+
+#include <vector>
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/error.hpp"
+#include "db/schema_sql.hpp"
+
+namespace ktune::db {
+
+std::span<const Migration> migrations() noexcept {
+  static const Migration steps[] = {
+      {1, "runs, measurements, gaps, the winners view", schema_sql},
+  };
+  return steps;
+}
+
+int read_schema_version(SQLite::Database& c, const std::string& path) {
+  try {
+    if (!c.tableExists("meta")) {
+      std::vector<std::string> objects;
+      SQLite::Statement q(c, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6");
+      while (q.executeStep()) objects.push_back(q.getColumn(0).getString());
+      if (!objects.empty())
+        throw Error(fmt::format("{}: a SQLite database but not a ktune one: no meta table, but {}", path,
+                                fmt::join(objects, ", ")));
+      return 0;
+    }
+    SQLite::Statement q(c, "SELECT schema_version FROM meta WHERE id = 1");
+    if (!q.executeStep()) throw Error(fmt::format("{}: the meta table has no row; not a ktune database", path));
+    return q.getColumn(0).getInt();
+  } catch (const SQLite::Exception& e) {
+    throw Error(fmt::format("{}: cannot read the schema version: {}", path, e.what()));
+  }
+}
+
+void refuse_newer(const std::string& path, int found, int latest) {
+  if (found > latest)
+    throw Error(fmt::format("{}: schema version {} is newer than version {}, the newest this ktune ({}) knows; "
+                            "upgrade ktune to use this file",
+                            path, found, latest, KTUNE_VERSION));
+}
+
+void migrate(SQLite::Database& c, const std::string& path, std::span<const Migration> steps) {
+  const int latest = steps.back().version;
+  try {
+    SQLite::Transaction tx(c, SQLite::TransactionBehavior::IMMEDIATE);
+    const int found = read_schema_version(c, path);
+    refuse_newer(path, found, latest);
+    if (found == latest) return;  // another process migrated it while we waited for the lock
+    for (const auto& step : steps) {
+      if (step.version <= found) continue;
+      try {
+        c.exec(std::string(step.sql));
+      } catch (const SQLite::Exception& e) {
+        throw Error(fmt::format("{}: migrating schema version {} to {} failed at step {} ({}): {}; the file is unchanged",
+                                path, found, latest, step.version, step.what, e.what()));
+      }
+    }
+    SQLite::Statement record(c,
+                             "INSERT INTO meta (id, schema_version, created_by) VALUES (1, ?1, ?2) "
+                             "ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version");
+    record.bind(1, latest);
+    record.bind(2, std::string("ktune ") + KTUNE_VERSION);
+    record.exec();
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    throw Error(fmt::format("{}: migrating to schema version {} failed: {}", path, latest, e.what()));
+  }
+}
+
+}  // namespace ktune::db

@@ -1,0 +1,207 @@
+// `ktune query`, `ktune gaps` and `ktune gap add|rm` end to end, on databases written through
+// the db API: labels in keys, CSV that an RFC 4180 reader reads back exactly, JSON, errors.
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "unit/db_test_support.hpp"
+
+extern char** environ;
+
+namespace ktune::db {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Output {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the ktune executable with `args`; stdout and stderr go through files in `dir`.
+Output ktune(const test::TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), KTUNE_EXE);
+  const auto out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  Output o;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  o.out = test::read_file(out_path);
+  o.err = test::read_file(err_path);
+  return o;
+}
+
+// RFC 4180: records end with CRLF; a quoted field may hold commas, CRLF and doubled quotes.
+std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto& field = records.back().back();
+    if (text[i] == '"' && field.empty()) {
+      for (++i; i < text.size() && !(text[i] == '"' && (i + 1 == text.size() || text[i + 1] != '"')); ++i) {
+        if (text[i] == '"') ++i;  // "" inside quotes
+        field += text[i];
+      }
+    } else if (text[i] == ',') {
+      records.back().emplace_back();
+    } else if (text.substr(i, 2) == "\r\n") {
+      ++i;
+      records.emplace_back(1);
+    } else {
+      field += text[i];
+    }
+  }
+  if (records.back() == std::vector<std::string>(1)) records.pop_back();  // after the last CRLF
+  return records;
+}
+
+const std::string tricky_detail = "error: too many registers, \"rows=128\" needs 300\nsecond line of the log";
+
+// A database with one run: two ok configs of an fp8 key, a faster verify failure, a compile
+// error with a multi-line quoted detail, and an ok bf16 key.
+std::string sample_db(const test::TempDir& dir) {
+  const auto path = dir.file("ktune.db");
+  auto db = Database::open(path, true);
+  const auto run = db->begin_run(test::sample_run());
+  const auto fp8 = test::key(16, 2, 0, 1), bf16 = test::key(16, 2, 0, 0);
+  db->record(test::timed(run, fp8, test::config(64), 12.5));
+  db->record(test::timed(run, fp8, test::config(32), 10.25));
+  db->record(test::timed(run, fp8, test::config(16), 3.0, Status::verify_failed));
+  db->record(test::untimed(run, fp8, test::config(128), Status::compile_error, tricky_detail));
+  db->record(test::timed(run, bf16, test::config(64), 9.0));
+  return path;
+}
+
+TEST(DbCli, QueryTableShowsLabelsTimingAndADetailExcerpt) {
+  test::TempDir dir;
+  const auto db = sample_db(dir);
+  const auto o = ktune(dir, {"query", "--db", db});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, AllOf(HasSubstr("kv_dtype=fp8_e4m3fn"), HasSubstr("kv_dtype=bf16"), HasSubstr("median_us"),
+                           HasSubstr("10.25"), HasSubstr("compile_error"), HasSubstr("error: too many registers")));
+  EXPECT_THAT(o.out, Not(HasSubstr("second line"))) << "the table shows the first line of a detail";
+  EXPECT_THAT(o.out, Not(HasSubstr("kv_dtype=1 "))) << "enum values are shown by label";
+}
+
+TEST(DbCli, QueryCsvReadsBackExactly) {
+  test::TempDir dir;
+  const auto db = sample_db(dir);
+  const auto o = ktune(dir, {"query", "--db", db, "--format", "csv"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto records = parse_csv(o.out);
+  ASSERT_EQ(records.size(), 6u) << o.out;  // header + 5 measurements
+  const auto& header = records[0];
+  for (const auto& r : records) ASSERT_EQ(r.size(), header.size()) << o.out;
+  auto column = [&](std::string_view name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  ASSERT_LT(column("key.kv_dtype"), header.size());
+  ASSERT_LT(column("detail"), header.size());
+  EXPECT_EQ(records[1][column("key.kv_dtype")], "fp8_e4m3fn");
+  EXPECT_EQ(records[1][column("median_us")], "12.5");
+  EXPECT_EQ(records[4][column("status")], "compile_error");
+  EXPECT_EQ(records[4][column("detail")], tricky_detail);
+  EXPECT_EQ(records[4][column("median_us")], "") << "untimed rows have no median";
+  EXPECT_EQ(records[5][column("key.kv_dtype")], "bf16");
+}
+
+TEST(DbCli, QueryWinnersAsJsonIgnoreFailedRows) {
+  test::TempDir dir;
+  const auto db = sample_db(dir);
+  const auto o = ktune(dir, {"query", "--db", db, "--winners", "--format", "json"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 2u) << o.out;  // ordered by run, then canonical key: kv_dtype=0 (bf16) first
+  EXPECT_EQ(rows[0]["key"]["kv_dtype"], "bf16");
+  EXPECT_EQ(rows[1]["key"]["kv_dtype"], "fp8_e4m3fn");
+  EXPECT_EQ(rows[1]["median_us"], 10.25) << "the 3.0 us row failed verification and must not win";
+  EXPECT_EQ(rows[1]["status"], "ok");
+}
+
+TEST(DbCli, QueryWhereTakesLabelsAndRejectsUnknownOnes) {
+  test::TempDir dir;
+  const auto db = sample_db(dir);
+  auto o = ktune(dir, {"query", "--db", db, "--where", "kv_dtype=bf16", "--format", "json"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out).size(), 1u);
+  o = ktune(dir, {"query", "--db", db, "--kernel", "mla_decode", "--where", "kv_dtype=fp9"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr("fp9"), HasSubstr("fp8_e4m3fnuz")));
+  o = ktune(dir, {"query", "--db", db, "--status", "compile_error", "--format", "json"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out).size(), 1u);
+}
+
+TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
+  test::TempDir dir;
+  const auto db = dir.file("gaps.db");  // created by gap add
+  const std::vector<std::string> identity = {"--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                                             "heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32",
+                                             "--source", "aiter 0.1.19 has no fp8 2-token non-causal fold"};
+  auto with = [](std::vector<std::string> head, const std::vector<std::string>& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  auto o = ktune(dir, with({"gap", "add"}, with(identity, {"--fallback", "heads=16,block_len=1,causal=0,"
+                                                                          "kv_dtype=fp8_e4m3fn,batch=64",
+                                                           "--note", "flatten the block to L = 1 rows"})));
+  ASSERT_EQ(o.code, 0) << o.err;
+
+  o = ktune(dir, {"gaps", "--db", db, "--format", "json"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["key"]["kv_dtype"], "fp8_e4m3fn");
+  EXPECT_EQ(rows[0]["reason"], "declared");
+  EXPECT_EQ(rows[0]["fallback"], "heads=16 block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64");
+  EXPECT_EQ(rows[0]["fallback_note"], "flatten the block to L = 1 rows");
+  EXPECT_TRUE(rows[0]["run"].is_null());
+
+  const auto before = test::fingerprint(db);
+  o = ktune(dir, {"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                  "heads=16 block_len=2 causal=0 kv_dtype=fp9 batch=32", "--source", "typo"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr("--key"), HasSubstr("kv_dtype"), HasSubstr("fp8_e4m3fnuz")));
+  o = ktune(dir, {"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                  "heads=0 block_len=2 causal=0 kv_dtype=bf16 batch=32", "--source", "range"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr("heads"), HasSubstr("[1, 128]")));
+  EXPECT_EQ(test::fingerprint(db), before) << "rejected gaps must not touch the database";
+
+  o = ktune(dir, with({"gap", "rm"}, identity));
+  ASSERT_EQ(o.code, 0) << o.err;
+  o = ktune(dir, {"gaps", "--db", db});
+  EXPECT_THAT(o.out, HasSubstr("no matching rows"));
+  o = ktune(dir, with({"gap", "rm"}, identity));
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr(db), HasSubstr("no gap")));
+}
+
+TEST(DbCli, QueryOfAFileThatIsNotADatabaseFailsCleanly) {
+  test::TempDir dir;
+  const auto path = dir.file("notes.txt");
+  test::write_file(path, std::string(512, 'n'));
+  const auto before = test::fingerprint(path);
+  const auto o = ktune(dir, {"query", "--db", path});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr(path), HasSubstr("file is not a database")));
+  EXPECT_EQ(test::fingerprint(path), before);
+}
+
+}  // namespace
+}  // namespace ktune::db

@@ -1,0 +1,145 @@
+// Schema versions: the step list, migrating files built by hand at older versions, a failing
+// step that must leave the file as it was, and concurrent first opens.
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "db/connection.hpp"
+#include "db/migrations.hpp"
+#include "db/schema_sql.hpp"
+#include "db_test_support.hpp"
+
+namespace ktune::db {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+int64_t count(SQLite::Database& c, const std::string& table) {
+  SQLite::Statement q(c, "SELECT count(*) FROM " + table);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+// A version 1 file made without Database::open: the v1 schema, its meta row, one run and one
+// measurement inserted with plain SQL.
+void write_v1_by_hand(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(std::string(schema_sql));
+  raw.exec(
+      "INSERT INTO meta VALUES (1, 1, 'ktune 0.1.0');"
+      "INSERT INTO runs VALUES (7, '2025-01-01T00:00:00Z', 'mla_decode', 'hip', 'AMD Instinct MI300X', 'gfx942', 304,"
+      " '6.3', 'hiprtc 6.3', 'cafe', '0.1.0', 'node1', 'ktune sweep', 4000, 0);"
+      "INSERT INTO measurements (run_id, family, key, config, shape, status, median_us, p10_us, p90_us, samples,"
+      " detail) VALUES (7, 'mla_decode', 'heads=16,block_len=2', 'rows=64', 'ctx=4096', 'ok', 12, 11, 13, 40, '');");
+}
+
+// ktune's steps followed by `extra`, as a later ktune would have them.
+std::vector<Migration> steps_plus(std::initializer_list<Migration> extra) {
+  std::vector<Migration> steps(migrations().begin(), migrations().end());
+  steps.insert(steps.end(), extra);
+  return steps;
+}
+
+const Migration add_note_column = {Database::current_schema_version() + 1, "runs.note",
+                                   "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';"
+                                   "UPDATE runs SET note = 'migrated';"};
+
+TEST(DbMigration, StepsAreNumberedFromOne) {
+  const auto steps = migrations();
+  ASSERT_FALSE(steps.empty());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].version, static_cast<int>(i + 1));
+    EXPECT_FALSE(steps[i].sql.empty());
+  }
+  EXPECT_EQ(Database::current_schema_version(), steps.back().version);
+  EXPECT_EQ(steps.front().sql, schema_sql) << "schema.sql is the first step";
+}
+
+TEST(DbMigration, EmptyFileIsVersionZeroAndMigrates) {
+  test::TempDir dir;
+  const auto path = dir.file("empty.db");
+  test::write_file(path, "");
+  auto db = Database::open(path, false);
+  EXPECT_EQ(db->schema_version(), Database::current_schema_version());
+  EXPECT_EQ(db->begin_run(test::sample_run()), 1);
+}
+
+TEST(DbMigration, HandBuiltOlderFileMigratesKeepingItsRows) {
+  test::TempDir dir;
+  const auto path = dir.file("v1.db");
+  write_v1_by_hand(path);
+  const auto steps = steps_plus({add_note_column});
+
+  auto c = open_connection(path, Access::read_write, steps);
+  EXPECT_EQ(read_schema_version(c, path), add_note_column.version);
+  EXPECT_EQ(count(c, "measurements"), 1);
+  SQLite::Statement q(c, "SELECT id, device_name, note FROM runs");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getInt64(), 7);
+  EXPECT_EQ(q.getColumn(1).getString(), "AMD Instinct MI300X");
+  EXPECT_EQ(q.getColumn(2).getString(), "migrated");
+}
+
+TEST(DbMigration, FileMigratedByANewerKtuneIsRefusedByThisOne) {
+  test::TempDir dir;
+  const auto path = dir.file("v2.db");
+  write_v1_by_hand(path);
+  open_connection(path, Access::read_write, steps_plus({add_note_column}));
+  EXPECT_THAT(test::open_error(path, false, false),
+              AllOf(HasSubstr(path), HasSubstr(fmt::format("schema version {}", add_note_column.version)),
+                    HasSubstr("upgrade ktune")));
+}
+
+TEST(DbMigration, ReadOnlyOpenDoesNotMigrate) {
+  test::TempDir dir;
+  const auto path = dir.file("v1.db");
+  write_v1_by_hand(path);
+  const auto before = test::fingerprint(path);
+  try {
+    open_connection(path, Access::read_only, steps_plus({add_note_column}));
+    ADD_FAILURE() << "a read-only open accepted a file that needs migrating";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(path), HasSubstr("older than")));
+  }
+  EXPECT_EQ(test::fingerprint(path), before);
+}
+
+TEST(DbMigration, FailingStepLeavesTheFileByteIdentical) {
+  test::TempDir dir;
+  const auto path = dir.file("v1.db");
+  write_v1_by_hand(path);
+  const auto before = test::fingerprint(path);
+  const Migration broken = {add_note_column.version + 1, "a clashing table", "CREATE TABLE runs (x);"};
+  try {
+    open_connection(path, Access::read_write, steps_plus({add_note_column, broken}));
+    ADD_FAILURE() << "a failing migration step went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(path), HasSubstr(fmt::format("failed at step {}", broken.version)),
+                                HasSubstr("a clashing table"), HasSubstr("already exists"),
+                                HasSubstr("the file is unchanged")));
+  }
+  EXPECT_EQ(test::fingerprint(path), before);
+  auto db = Database::open(path, false, true);  // still a version 1 file with its rows
+  EXPECT_EQ(db->measurements().size(), 1u);
+}
+
+TEST(DbMigration, ConcurrentFirstOpensMigrateOnce) {
+  test::TempDir dir;
+  const auto path = dir.file("shared.db");
+  std::vector<std::string> errors(6);
+  std::vector<std::thread> threads;
+  for (auto& error : errors) threads.emplace_back([&] { error = test::open_error(path, true, false); });
+  for (auto& t : threads) t.join();
+  for (const auto& error : errors) EXPECT_EQ(error, "");
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(count(raw, "meta"), 1);
+}
+
+}  // namespace
+}  // namespace ktune::db
