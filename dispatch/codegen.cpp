@@ -1,0 +1,415 @@
+#include "dispatch/codegen.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "common/error.hpp"
+#include "dispatch/cpp_text.hpp"
+#include "dispatch/lookup_source.hpp"
+
+namespace ktune::dispatch {
+namespace {
+
+constexpr std::string_view kBatchField = "batch";
+constexpr size_t kReasonBytes = 240;  // gap details are compiler logs: keep the first line only
+
+std::string int_literal(int64_t v) {
+  // -9223372036854775808 is not a literal: its magnitude does not fit any signed type.
+  if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807 - 1)";
+  return std::to_string(v);
+}
+
+std::string double_literal(double v, const std::string& what) {
+  if (!std::isfinite(v)) throw Error(fmt::format("{}: time {} is not a finite number", what, v));
+  auto s = fmt::format("{}", v);  // shortest text that reads back as the same double
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// Key fields in the order the generated lookup compares them: fields that must match, then
+// fields a larger tuned value may cover, then the batch bucket.
+struct LookupOrder {
+  std::vector<size_t> fields;  // indices into Table::key_fields
+  size_t fixed = 0, covering = 0;
+};
+
+LookupOrder lookup_order(const Table& t) {
+  auto covers = [&](const FieldSpec& f) {
+    return f.name != kBatchField &&
+           std::find(t.covering_fields.begin(), t.covering_fields.end(), f.name) != t.covering_fields.end();
+  };
+  LookupOrder o;
+  for (size_t i = 0; i < t.key_fields.size(); ++i)
+    if (t.key_fields[i].name != kBatchField && !covers(t.key_fields[i])) o.fields.push_back(i);
+  o.fixed = o.fields.size();
+  for (size_t i = 0; i < t.key_fields.size(); ++i)
+    if (covers(t.key_fields[i])) o.fields.push_back(i);
+  o.covering = o.fields.size();
+  for (size_t i = 0; i < t.key_fields.size(); ++i)
+    if (t.key_fields[i].name == kBatchField) o.fields.push_back(i);
+  return o;
+}
+
+// C++ names of the fields and of the enumerated types, checked for clashes.
+struct Names {
+  std::vector<std::string> key_members, config_members;
+  std::map<std::string, std::string> enum_types;  // field name -> type name
+};
+
+Names names(const Table& t) {
+  static const std::set<std::string> taken = {"Key", "Config", "Kernel", "Selection"};
+  Names n;
+  std::map<std::string, const FieldSpec*> enums;  // type name -> first field declaring it
+  auto members = [&](const std::vector<FieldSpec>& specs, std::vector<std::string>& out, std::string_view what) {
+    std::set<std::string> seen;
+    for (const auto& f : specs) {
+      out.push_back(identifier(f.name));
+      if (!seen.insert(out.back()).second)
+        throw Error(fmt::format("{} fields of {} clash as C++ member '{}'", what, t.family, out.back()));
+      if (!f.is_enum()) continue;
+      auto type = type_name(f.name);
+      if (taken.count(type)) type += "Enum";
+      auto [it, fresh] = enums.emplace(type, &f);
+      if (!fresh && it->second->labels != f.labels)
+        throw Error(fmt::format("fields '{}' and '{}' of {} have different labels but one C++ type name '{}'",
+                                it->second->name, f.name, t.family, type));
+      n.enum_types[f.name] = type;
+      std::set<std::string> enumerators;
+      for (const auto& label : f.labels)
+        if (!enumerators.insert(identifier(label)).second)
+          throw Error(fmt::format("labels of {}.{} clash as C++ enumerator '{}'", t.family, f.name, identifier(label)));
+    }
+  };
+  members(t.key_fields, n.key_members, "key");
+  members(t.config_fields, n.config_members, "config");
+  return n;
+}
+
+std::string value_literal(const FieldSpec& f, int64_t v, const Names& n) {
+  if (!f.is_enum()) return int_literal(v);
+  const auto& type = n.enum_types.at(f.name);
+  if (v >= 0 && v < static_cast<int64_t>(f.labels.size()))
+    return fmt::format("{}::{}", type, identifier(f.labels[static_cast<size_t>(v)]));
+  return fmt::format("static_cast<{}>({})", type, int_literal(v));
+}
+
+std::string aggregate(const Params& p, const std::vector<FieldSpec>& specs, const Names& n) {
+  std::vector<std::string> values;
+  for (size_t i = 0; i < specs.size(); ++i) values.push_back(value_literal(specs[i], p.items().at(i).second, n));
+  return fmt::format("{{{}}}", fmt::join(values, ", "));
+}
+
+std::string range_text(const FieldSpec& f) {
+  if (f.is_enum()) return fmt::format("one of {}", fmt::join(f.labels, ", "));
+  return fmt::format("[{}, {}]", f.min, f.max);
+}
+
+void provenance(std::string& out, const Table& t) {
+  const auto& r = t.request;
+  std::string regenerate = fmt::format("ktune codegen --db DB --kernel {}", t.family);
+  if (r.arch) regenerate += fmt::format(" --arch {}", *r.arch);
+  if (r.device) regenerate += fmt::format(" --device '{}'", *r.device);
+  if (r.compiler) regenerate += fmt::format(" --compiler '{}'", *r.compiler);
+  regenerate += " --out FILE";
+  out += fmt::format("// Generated by `ktune codegen` (ktune {}) from a ktune tuning database: do not edit.\n",
+                     KTUNE_VERSION);
+  out += fmt::format("// Dispatch table of kernel family {}. C++17, standard library only.\n", comment_text(t.family));
+  out += "// Regenerate: " + comment_text(regenerate) + "\n";
+  out += "/* Provenance, from the database rows this table was built from:\n";
+  for (const auto& a : t.arches) {
+    out += fmt::format("   arch {}: {} kernel(s), {} gap(s)\n", comment_text(a.arch), a.kernels(), a.gaps());
+    for (const auto& run : a.runs) {
+      out +=
+          fmt::format("     run {}, started {}: device '{}' ({} CUs), backend {}, driver '{}', compiler '{}',\n",
+                      run.id, comment_text(run.started_at), comment_text(run.device_name), run.compute_units,
+                      comment_text(run.backend), comment_text(run.driver_version), comment_text(run.compiler_version));
+      out += fmt::format("       template hash {}, ktune {}, host '{}'\n", comment_text(run.template_hash),
+                         comment_text(run.ktune_version), comment_text(run.host));
+      out += fmt::format("       command: {}\n", comment_text(run.command));
+    }
+    for (const auto& d : a.ignored_declarations)
+      out += fmt::format("     declared gap ignored, key {{{}}} was measured to work in run {}: {}\n",
+                         comment_text(d.key.canonical()), d.winner_run_id, comment_text(d.source));
+  }
+  out += "*/\n";
+}
+
+void enums(std::string& out, const Table& t, const Names& n) {
+  std::set<std::string> done;
+  for (const auto* specs : {&t.key_fields, &t.config_fields})
+    for (const auto& f : *specs) {
+      if (!f.is_enum() || !done.insert(n.enum_types.at(f.name)).second) continue;
+      const auto& type = n.enum_types.at(f.name);
+      std::vector<std::string> items, cases;
+      for (size_t i = 0; i < f.labels.size(); ++i) {
+        items.push_back(fmt::format("{} = {}", identifier(f.labels[i]), i));
+        cases.push_back(
+            fmt::format("    case {}::{}: return {};\n", type, identifier(f.labels[i]), string_literal(f.labels[i])));
+      }
+      out += fmt::format("// {}: {}\n", comment_text(f.name), comment_text(f.help));
+      // A fixed underlying type makes every int64 value a valid (if unnamed) enum value: no UB
+      // when a caller casts an arbitrary integer.
+      out += fmt::format("enum class {} : std::int64_t {{ {} }};\n", type, fmt::join(items, ", "));
+      out += fmt::format(
+          "constexpr const char* to_string({} v) noexcept {{\n  switch (v) {{\n{}  }}\n"
+          "  return \"(not a label)\";\n}}\n\n",
+          type, fmt::join(cases, ""));
+    }
+}
+
+void fields_struct(std::string& out, std::string_view name, std::string_view doc, const std::vector<FieldSpec>& specs,
+                   const std::vector<std::string>& members, const Names& n) {
+  out += fmt::format("// {}\nstruct {} {{\n", doc, name);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& f = specs[i];
+    auto type = f.is_enum() ? n.enum_types.at(f.name) : std::string("std::int64_t");
+    out += fmt::format("  {} {};  // {}: {}\n", type, members[i], range_text(f), comment_text(f.help));
+  }
+  out += "};\n\n";
+}
+
+void types(std::string& out, const Table& t, const Names& n) {
+  fields_struct(out, "Key", "Problem key: what select() switches on (the arch is its own argument).", t.key_fields,
+                n.key_members, n);
+  fields_struct(out, "Config", "Tuning knobs of a kernel (compile-time parameters of its template).", t.config_fields,
+                n.config_members, n);
+  out += R"src(// A tuned kernel: what a caller needs to launch it without ktune.
+struct Kernel {
+  Config config;
+  const char* const* name_expressions;  // template instances to compile; [0] is the main kernel
+  std::size_t name_expression_count;
+  int threads_per_block;
+  std::int64_t shared_bytes;  // shared memory per block the launch needs
+  double median_us;           // tuned median time on the key it won
+};
+
+// The answer of select(). `kernel` is set for kinds kernel and fallback. `fallback_key` is the
+// table key that answers (kernel, fallback; equal to the query on an exact match), the key to
+// use instead of a gap when has_fallback_key, else the query. `reason` is never null.
+struct Selection {
+  enum class Kind { kernel, fallback, gap, unsupported };
+  Kind kind;
+  const Kernel* kernel;
+  Key fallback_key;
+  bool has_fallback_key;
+  const char* reason;
+};
+
+constexpr const char* to_string(Selection::Kind k) noexcept {
+  switch (k) {
+    case Selection::Kind::kernel: return "kernel";
+    case Selection::Kind::fallback: return "fallback";
+    case Selection::Kind::gap: return "gap";
+    case Selection::Kind::unsupported: return "unsupported";
+  }
+  return "(not a kind)";
+}
+
+)src";
+}
+
+std::string gap_reason(const GapInfo& g, const std::vector<FieldSpec>& key_fields) {
+  auto text = std::string(db::to_string(g.reason));
+  if (g.run_id)
+    text += fmt::format(" (measured in run {})", *g.run_id);
+  else
+    text += fmt::format(" ({})", excerpt(g.source, kReasonBytes));
+  if (!g.detail.empty()) text += ": " + excerpt(g.detail, kReasonBytes);
+  if (g.fallback) {
+    text += "; fallback " + g.fallback->pretty(key_fields);
+    if (!g.fallback_note.empty()) text += ": " + excerpt(g.fallback_note, kReasonBytes);
+  }
+  return text;
+}
+
+void lookup_fields(std::string& out, const Table& t, const LookupOrder& o, const Names& n) {
+  out += "namespace detail {\n\n";
+  out +=
+      "// Key fields in lookup order: [0, kFixed) must match, [kFixed, kCovering) may be covered by a\n"
+      "// larger tuned value, [kCovering, kFields) is the batch bucket.\n";
+  out += fmt::format(
+      "inline constexpr std::size_t kFields = {};\ninline constexpr std::size_t kFixed = {};\n"
+      "inline constexpr std::size_t kCovering = {};\n\n",
+      o.fields.size(), o.fixed, o.covering);
+  out += "constexpr std::int64_t field(const Key& k, std::size_t i) noexcept {\n  switch (i) {\n";
+  for (size_t i = 0; i < o.fields.size(); ++i) {
+    const auto& f = t.key_fields[o.fields[i]];
+    const auto& m = n.key_members[o.fields[i]];
+    out += f.is_enum() ? fmt::format("    case {}: return static_cast<std::int64_t>(k.{});\n", i, m)
+                       : fmt::format("    case {}: return k.{};\n", i, m);
+  }
+  out += "    default: return 0;\n  }\n}\n\n";
+  std::vector<std::string> mins, maxs, reasons, covered;
+  for (auto i : o.fields) {
+    const auto& f = t.key_fields[i];
+    mins.push_back(int_literal(f.min));
+    maxs.push_back(int_literal(f.max));
+    reasons.push_back(
+        string_literal(fmt::format("key field {} is out of range (the family accepts {})", f.name, range_text(f))));
+  }
+  for (size_t i = o.fixed; i < o.covering; ++i) covered.push_back(t.key_fields[o.fields[i]].name);
+  std::vector<size_t> lookup_index(o.fields.size());
+  for (size_t i = 0; i < o.fields.size(); ++i) lookup_index[o.fields[i]] = i;
+  out += fmt::format("inline constexpr std::size_t kLookupIndex[] = {{{}}};\n", fmt::join(lookup_index, ", "));
+  out += fmt::format("inline constexpr std::int64_t kMin[] = {{{}}};\n", fmt::join(mins, ", "));
+  out += fmt::format("inline constexpr std::int64_t kMax[] = {{{}}};\n", fmt::join(maxs, ", "));
+  out += fmt::format("inline constexpr const char* kOutOfRange[] = {{\n    {}}};\n", fmt::join(reasons, ",\n    "));
+  out += fmt::format("inline constexpr const char* kCoverReason = {};\n\n",
+                     string_literal(covered.empty() ? std::string("no field of this family may be covered")
+                                                    : fmt::format("not tuned: served by the kernel of the smallest "
+                                                                  "larger tuned {} (the kernel masks the padding)",
+                                                                  fmt::join(covered, " / "))));
+  out += R"src(struct Row {
+  Key key;
+  Selection::Kind kind;  // kernel or gap
+  const Kernel* kernel;  // kernel rows
+  const char* reason;    // gap rows: why there is no kernel, and what to do instead
+  bool has_fallback_key;
+  Key fallback_key;  // gap rows with a declared fallback
+};
+
+struct ArchTable {
+  std::string_view arch;
+  const Row* rows;  // sorted by lookup order, unique keys
+  std::size_t size;
+};
+
+)src";
+}
+
+// Rows of each arch in lookup order (the table itself is in Params order).
+std::vector<std::vector<const Entry*>> rows_in_lookup_order(const Table& t, const LookupOrder& o) {
+  auto lookup_key = [&](const Entry* e) {
+    std::vector<int64_t> k;
+    for (auto i : o.fields) k.push_back(e->key.items().at(i).second);
+    return k;
+  };
+  std::vector<std::vector<const Entry*>> rows;
+  for (const auto& a : t.arches) {
+    auto& r = rows.emplace_back();
+    for (const auto& e : a.entries) r.push_back(&e);
+    std::sort(r.begin(), r.end(), [&](const Entry* x, const Entry* y) { return lookup_key(x) < lookup_key(y); });
+  }
+  return rows;
+}
+
+// kNames* and kKernels; returns the index in kKernels of each kernel row.
+std::map<const Entry*, size_t> kernel_table(std::string& out, const Table& t,
+                                            const std::vector<std::vector<const Entry*>>& rows, const Names& n) {
+  std::map<const Entry*, size_t> kernel_index;
+  std::map<std::vector<std::string>, size_t> names_index;
+  std::string kernels;
+  for (size_t a = 0; a < rows.size(); ++a)
+    for (const auto* e : rows[a]) {
+      if (!e->kernel) continue;
+      const auto& k = *e->kernel;
+      const size_t i = kernel_index.size();
+      kernel_index[e] = i;
+      // Many keys share one kernel instance: one array per distinct list of name expressions.
+      std::string names = "nullptr";
+      if (!k.name_expressions.empty()) {
+        auto [it, fresh] = names_index.emplace(k.name_expressions, names_index.size());
+        names = fmt::format("kNames{}", it->second);
+        std::vector<std::string> exprs;
+        for (const auto& x : k.name_expressions) exprs.push_back(string_literal(x));
+        if (fresh) out += fmt::format("inline constexpr const char* {}[] = {{{}}};\n", names, fmt::join(exprs, ", "));
+      }
+      kernels +=
+          fmt::format("    {{{}, {}, {}, {}, {}, {}}},  // {} {{{}}}: run {}, measurement {}\n",
+                      aggregate(k.config, t.config_fields, n), names, k.name_expressions.size(),
+                      k.launch.threads_per_block, int_literal(k.launch.shared_bytes),
+                      double_literal(k.median_us, fmt::format("measurement {}", k.measurement_id)),
+                      comment_text(t.arches[a].arch), comment_text(e->key.canonical()), k.run_id, k.measurement_id);
+    }
+  if (!kernel_index.empty()) out += "\ninline constexpr Kernel kKernels[] = {\n" + kernels + "};\n";
+  return kernel_index;
+}
+
+// kRows* (one per arch), kArches, kArchCount and kTableSize.
+void tables(std::string& out, const Table& t, const LookupOrder& o, const Names& n) {
+  const auto rows = rows_in_lookup_order(t, o);
+  const auto kernel_index = kernel_table(out, t, rows, n);
+  size_t total = 0;
+  for (size_t a = 0; a < rows.size(); ++a) {
+    out += fmt::format("\n// {}\ninline constexpr Row kRows{}[] = {{\n", comment_text(t.arches[a].arch), a);
+    for (const auto* e : rows[a]) {
+      auto key = aggregate(e->key, t.key_fields, n);
+      if (e->kernel)
+        out += fmt::format("    {{{}, Selection::Kind::kernel, &kKernels[{}], \"\", false, {}}},\n", key,
+                           kernel_index.at(e), key);
+      else
+        out += fmt::format("    {{{}, Selection::Kind::gap, nullptr,\n     {},\n     {}, {}}},\n", key,
+                           string_literal(gap_reason(*e->gap, t.key_fields)), e->gap->fallback ? "true" : "false",
+                           e->gap->fallback ? aggregate(*e->gap->fallback, t.key_fields, n) : key);
+    }
+    out += "};\n";
+    total += rows[a].size();
+  }
+  out += "\ninline constexpr ArchTable kArches[] = {\n";
+  for (size_t a = 0; a < rows.size(); ++a)
+    out += fmt::format("    {{{}, kRows{}, {}}},\n", string_literal(t.arches[a].arch), a, rows[a].size());
+  out += "};\n\n}  // namespace detail\n\n";
+  out += fmt::format("inline constexpr std::size_t kArchCount = {};  // arches in this header\n", rows.size());
+  out += fmt::format("inline constexpr std::size_t kTableSize = {};  // rows over all arches\n\n", total);
+}
+
+void select_doc(std::string& out, const Table& t, const LookupOrder& o) {
+  std::vector<std::string> covered;
+  for (size_t i = o.fixed; i < o.covering; ++i) covered.push_back(t.key_fields[o.fields[i]].name);
+  const bool batch = o.covering < o.fields.size();
+  out +=
+      "// Which kernel serves `key` on `arch` (\"gfx942\", \"sm_90a\"). Never throws, allocates or reads out of\n"
+      "// bounds, for any input (arch need not be NUL-terminated). Rules, in order:\n"
+      "//  1. arch not in this header, or a key field outside its range: unsupported.\n"
+      "//  2. the exact key in the table: its kernel, or its gap (reason; the declared fallback key, if\n"
+      "//     any, in fallback_key: call select() with it).\n";
+  if (batch)
+    out +=
+        "//  3. the same other fields with the smallest tuned batch >= key.batch, else the largest tuned\n"
+        "//     batch: that row's kernel (kind kernel, fallback_key names the row) or gap.\n";
+  else
+    out += "//  3. (no batch field in this family)\n";
+  if (!covered.empty())
+    out += fmt::format(
+        "//  4. {} may be covered, because the kernels take them as run-time arguments and mask\n"
+        "//     the padding: among kernel rows with the key's other fields and every one of {} >=\n"
+        "//     the key's, the least padded work (product of {}), then the smallest values in that\n"
+        "//     order{}: kind fallback, fallback_key names the row.\n",
+        fmt::join(covered, ", "), fmt::join(covered, ", "), fmt::join(covered, " * "),
+        batch ? ", then the batch rule" : "");
+  else
+    out += "//  4. (no field of this family may be covered by a larger tuned value)\n";
+  out += "//  5. otherwise: unsupported (not tuned).\n";
+}
+
+}  // namespace
+
+std::string render_header(const Table& t) {
+  if (t.key_fields.empty()) throw Error(fmt::format("family {} has no key fields: nothing to dispatch on", t.family));
+  if (t.arches.empty()) throw Error(fmt::format("the dispatch table of {} is empty", t.family));
+  const auto n = names(t);
+  const auto order = lookup_order(t);
+  std::string out;
+  provenance(out, t);
+  out += "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <limits>\n#include <string_view>\n\n";
+  out += fmt::format("namespace ktune_dispatch::{} {{\n\n", identifier(t.family));
+  enums(out, t, n);
+  types(out, t, n);
+  lookup_fields(out, t, order, n);
+  tables(out, t, order, n);
+  out += lookup_helpers();
+  out += "\n";
+  select_doc(out, t, order);
+  out += select_definition();
+  out += fmt::format("\n}}  // namespace ktune_dispatch::{}\n", identifier(t.family));
+  return out;
+}
+
+}  // namespace ktune::dispatch

@@ -1,0 +1,182 @@
+#include "dispatch/table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "common/error.hpp"
+#include "dispatch/validators.hpp"
+
+namespace ktune::dispatch {
+
+int64_t ArchTable::kernels() const noexcept {
+  return std::count_if(entries.begin(), entries.end(), [](const Entry& e) { return e.kernel.has_value(); });
+}
+
+int64_t ArchTable::gaps() const noexcept {
+  return std::count_if(entries.begin(), entries.end(), [](const Entry& e) { return e.gap.has_value(); });
+}
+
+namespace {
+
+// `p` checked against the family's fields; a mismatch means the family changed since the sweep.
+Params checked(const Params& p, const std::vector<FieldSpec>& specs, const std::string& what) {
+  try {
+    validate(p, specs, what);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{} (the family's fields changed since the sweep: re-run `ktune sweep`)", e.what()));
+  }
+  return p;
+}
+
+// One measured outcome of a key: a run's winner or a gap that run measured.
+struct Outcome {
+  const db::Run* run = nullptr;
+  const db::Winner* winner = nullptr;
+  const db::Gap* gap = nullptr;
+};
+
+struct KeyOutcomes {
+  std::vector<Outcome> measured;
+  std::vector<const db::Gap*> declared;
+};
+
+// Rule 1 of table.hpp: fresh before stale, then newest run, then a winner before a gap.
+Outcome choose_measured(const std::vector<Outcome>& outcomes, const std::string& current_hash) {
+  auto rank = [&](const Outcome& o) {
+    return std::make_tuple(o.run->template_hash == current_hash, o.run->started_at, o.run->id, o.winner != nullptr);
+  };
+  return *std::max_element(outcomes.begin(), outcomes.end(),
+                           [&](const Outcome& a, const Outcome& b) { return rank(a) < rank(b); });
+}
+
+// Rule 2 of table.hpp: a declaration with a fallback first, then the smallest source.
+const db::Gap* choose_declared(const std::vector<const db::Gap*>& declared) {
+  if (declared.empty()) return nullptr;
+  return *std::min_element(declared.begin(), declared.end(), [](const db::Gap* a, const db::Gap* b) {
+    return std::make_tuple(a->fallback == "none", a->source) < std::make_tuple(b->fallback == "none", b->source);
+  });
+}
+
+KernelInfo kernel_info(const db::Winner& w, const Family& family) {
+  auto what = fmt::format("measurement {} of run {}", w.m.id, w.run.id);
+  KernelInfo k;
+  k.config = checked(w.m.config, family.config_fields(), "config of " + what);
+  try {
+    k.name_expressions = family.name_expressions(w.m.key, k.config);
+    k.launch = family.launch_info(w.m.key, k.config);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {} rejects its key/config: {}", what, family.name(), e.what()));
+  }
+  k.median_us = w.m.median_us;
+  k.run_id = w.run.id;
+  k.measurement_id = w.m.id;
+  return k;
+}
+
+GapInfo gap_info(const db::Gap& g, const Family& family) {
+  GapInfo info{g.reason, g.detail, g.source, g.run_id, std::nullopt, g.fallback_note};
+  if (!g.fallback.empty() && g.fallback != "none") {
+    auto what = fmt::format("fallback of gap {} ({})", g.id, g.source);
+    Params fallback;
+    try {
+      fallback = Params::parse_canonical(g.fallback);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", what, e.what()));
+    }
+    info.fallback = checked(fallback, family.key_fields(), what);
+  }
+  return info;
+}
+
+std::optional<ArchTable> build_arch(db::Database& db, const Family& family, const Request& req,
+                                    const std::string& arch) {
+  db::Filter filter;
+  filter.family = std::string(family.name());
+  filter.arch = arch;
+  const auto winners = db.winners(filter);
+  const auto gaps = db.gaps(filter);
+
+  std::map<int64_t, db::Run> runs;
+  for (const auto& w : winners) runs.emplace(w.run.id, w.run);
+  for (const auto& g : gaps)
+    if (g.run_id && !runs.count(*g.run_id)) runs.emplace(*g.run_id, db.run(*g.run_id));
+
+  const auto accepted = accepted_runs(runs, req, family.name(), arch);
+  if (accepted.empty() && (req.device || req.compiler)) return std::nullopt;  // none of the chosen ones
+
+  std::map<Params, KeyOutcomes> keys;
+  for (const auto& w : winners)
+    if (accepted.count(w.run.id)) keys[w.m.key].measured.push_back({&runs.at(w.run.id), &w, nullptr});
+  for (const auto& g : gaps) {
+    if (!g.run_id)
+      keys[g.key].declared.push_back(&g);
+    else if (accepted.count(*g.run_id))
+      keys[g.key].measured.push_back({&runs.at(*g.run_id), nullptr, &g});
+  }
+  if (keys.empty()) return std::nullopt;
+
+  // Choose first, so that staleness is reported before anything else about stale rows.
+  std::vector<std::pair<const Params*, Outcome>> chosen;
+  std::vector<StaleKey> stale;
+  ArchTable table;
+  table.arch = arch;
+  for (const auto& [key, o] : keys) {
+    Outcome pick;
+    if (!o.measured.empty()) pick = choose_measured(o.measured, req.template_hash);
+    const db::Gap* declared = choose_declared(o.declared);
+    if (pick.winner) {
+      for (const auto* d : o.declared) table.ignored_declarations.push_back({key, d->source, pick.run->id});
+    } else if (declared) {
+      pick = Outcome{nullptr, nullptr, declared};
+    }
+    if (pick.run && pick.run->template_hash != req.template_hash) stale.push_back({&key, pick.run});
+    chosen.emplace_back(&key, pick);
+  }
+  if (!stale.empty() && !req.allow_stale) throw stale_error(stale, family.name(), arch, req.template_hash);
+
+  std::set<int64_t> used_runs;
+  for (const auto& [key, pick] : chosen) {
+    Entry e;
+    e.key = checked(*key, family.key_fields(), fmt::format("key {{{}}} on {}", key->canonical(), arch));
+    if (pick.winner)
+      e.kernel = kernel_info(*pick.winner, family);
+    else
+      e.gap = gap_info(*pick.gap, family);
+    if (pick.run) used_runs.insert(pick.run->id);
+    table.entries.push_back(std::move(e));
+  }
+  for (auto id : used_runs) table.runs.push_back(runs.at(id));
+  return table;
+}
+
+std::vector<std::string> arches_of(db::Database& db, const Family& family, const Request& req) {
+  if (req.arch) return {*req.arch};
+  db::Filter filter;
+  filter.family = std::string(family.name());
+  std::set<std::string> arches;
+  for (const auto& r : db.runs(filter)) arches.insert(r.arch);
+  for (const auto& g : db.gaps(filter)) arches.insert(g.arch);
+  return {arches.begin(), arches.end()};
+}
+
+}  // namespace
+
+Table build_table(db::Database& db, const Family& family, const Request& request) {
+  Table t;
+  t.family = std::string(family.name());
+  t.key_fields = family.key_fields();
+  t.config_fields = family.config_fields();
+  for (const auto& f : t.key_fields)
+    if (family.covers_larger(f.name)) t.covering_fields.push_back(f.name);
+  t.request = request;
+  for (const auto& arch : arches_of(db, family, request))
+    if (auto a = build_arch(db, family, request, arch)) t.arches.push_back(std::move(*a));
+  if (t.arches.empty()) throw nothing_to_generate(db, family.name(), request);
+  return t;
+}
+
+}  // namespace ktune::dispatch

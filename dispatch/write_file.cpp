@@ -1,0 +1,73 @@
+#include "dispatch/write_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "common/error.hpp"
+
+namespace ktune::dispatch {
+namespace {
+
+// Owns the temporary file until it has been renamed into place.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& target) : path_(target + ".tmp.XXXXXX") {
+    fd_ = ::mkstemp(path_.data());
+    if (fd_ < 0)
+      throw Error(fmt::format("cannot create a temporary file next to {}: {}", target, std::strerror(errno)));
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+  void write(std::string_view text) {
+    while (!text.empty()) {
+      auto n = ::write(fd_, text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("write");
+      text.remove_prefix(static_cast<size_t>(n));
+    }
+    // mkstemp makes 0600; a generated header is as readable as any other source file.
+    if (::fchmod(fd_, 0644) != 0) fail("chmod");
+    if (::fsync(fd_) != 0) fail("fsync");
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("close");
+  }
+
+  void rename_to(const std::string& target) {
+    if (::rename(path_.c_str(), target.c_str()) != 0)
+      throw Error(fmt::format("cannot rename {} to {}: {}", path_, target, std::strerror(errno)));
+    path_.clear();  // it is the target now
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    throw Error(fmt::format("cannot {} {}: {}", what, path_, std::strerror(errno)));
+  }
+
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  if (path.empty()) throw Error("no output path given");
+  if (std::filesystem::is_directory(path)) throw Error(fmt::format("{} is a directory, not a file", path));
+  TempFile tmp(path);
+  tmp.write(text);
+  tmp.rename_to(path);
+}
+
+}  // namespace ktune::dispatch

@@ -1,0 +1,234 @@
+// Building the dispatch table from a database: which row serves a key, and the validators
+// (template hash, device, compiler) that refuse to build a table from results that do not belong
+// together. Every refusal has a passing twin that differs only in what the validator checks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dispatch_support.hpp"
+
+namespace ktune::dispatch {
+namespace {
+
+using test::config;
+using test::key;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string build_error(db::Database& db, const Request& req) {
+  try {
+    build_table(db, test::toy(), req);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+TEST(DispatchTable, WinnerIsTheFastestVerifiedConfigAndCarriesWhatTheFamilySays) {
+  test::ToyDb t;
+  auto r = t.run();
+  t.ok(r, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
+  t.ok(r, key(16, 2, 0, 1, 32), config(32, 1), 9.25);
+  t.failed(r, key(16, 2, 0, 1, 32), config(128), db::Status::verify_failed, "max abs err 0.5");
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  ASSERT_EQ(table.arches.size(), 1u);
+  EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  EXPECT_EQ(table.covering_fields, (std::vector<std::string>{"heads", "block_len"}));
+  const auto* e = test::find(table, "sm_90a", key(16, 2, 0, 1, 32));
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->kernel);
+  EXPECT_EQ(e->kernel->config, config(32, 1));
+  EXPECT_DOUBLE_EQ(e->kernel->median_us, 9.25);
+  EXPECT_EQ(e->kernel->launch.threads_per_block, 64);
+  EXPECT_EQ(e->kernel->launch.shared_bytes, 32 * 1152);
+  EXPECT_EQ(e->kernel->name_expressions, (std::vector<std::string>{"toy::attn<32, 0, 1>", "toy::combine<1>"}));
+  EXPECT_EQ(e->kernel->run_id, r);
+  ASSERT_EQ(table.arches[0].runs.size(), 1u);
+  EXPECT_EQ(table.arches[0].runs[0].id, r);
+}
+
+TEST(DispatchTable, NewestRunWinsNotTheFastest) {
+  test::ToyDb t;
+  auto old_run = t.run();
+  auto new_run = t.run();
+  t.ok(old_run, key(16, 2, 0, 1, 32), config(64), 5.0);  // faster, but older
+  t.ok(new_run, key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.ok(old_run, key(32, 2, 0, 1, 32), config(64), 7.0);  // only the old run has this key
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  EXPECT_EQ(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel->config, config(32));
+  EXPECT_EQ(test::find(table, "sm_90a", key(32, 2, 0, 1, 32))->kernel->config, config(64));
+  ASSERT_EQ(table.arches[0].runs.size(), 2u);
+}
+
+TEST(DispatchTable, NewestIsByStartTimeNotById) {
+  test::ToyDb t;
+  auto later = t.run("sm_90a", "NVIDIA H200", test::kHash, "nvrtc 13.0", "2025-07-01T00:00:00Z");
+  auto earlier = t.run("sm_90a", "NVIDIA H200", test::kHash, "nvrtc 13.0", "2025-01-01T00:00:00Z");
+  ASSERT_LT(later, earlier);  // e.g. runs merged from shards in another order
+  t.ok(later, key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.ok(earlier, key(16, 2, 0, 1, 32), config(64), 5.0);
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  EXPECT_EQ(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel->config, config(32));
+}
+
+TEST(DispatchTable, MeasuredGapOfANewerRunReplacesAnOlderWinnerAndViceVersa) {
+  test::ToyDb t;
+  auto first = t.run();
+  auto second = t.run();
+  t.ok(first, key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.measured_gap(second, "sm_90a", key(16, 2, 0, 1, 32), db::GapReason::verify_failed, "max abs err 0.5");
+  t.measured_gap(first, "sm_90a", key(32, 2, 0, 1, 32), db::GapReason::compile_error, "too many registers");
+  t.ok(second, key(32, 2, 0, 1, 32), config(64), 11.0);
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  const auto* gap = test::find(table, "sm_90a", key(16, 2, 0, 1, 32));
+  ASSERT_TRUE(gap->gap);
+  EXPECT_EQ(gap->gap->reason, db::GapReason::verify_failed);
+  EXPECT_EQ(gap->gap->run_id, second);
+  EXPECT_TRUE(test::find(table, "sm_90a", key(32, 2, 0, 1, 32))->kernel);
+  EXPECT_EQ(table.arches[0].kernels(), 1);
+  EXPECT_EQ(table.arches[0].gaps(), 1);
+}
+
+TEST(DispatchTable, DeclaredGapOverridesNothingMeasuredToWork) {
+  test::ToyDb t;
+  auto r = t.run();
+  t.ok(r, key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.declared_gap("sm_90a", key(16, 2, 0, 1, 32), "aiter 0.1.19", "no fp8 2-token non-causal fold");
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  EXPECT_TRUE(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel);
+  ASSERT_EQ(table.arches[0].ignored_declarations.size(), 1u);
+  EXPECT_EQ(table.arches[0].ignored_declarations[0].source, "aiter 0.1.19");
+  EXPECT_EQ(table.arches[0].ignored_declarations[0].winner_run_id, r);
+}
+
+TEST(DispatchTable, DeclaredGapReplacesAMeasuredGapAndStandsAlone) {
+  test::ToyDb t;
+  auto r = t.run();
+  t.measured_gap(r, "sm_90a", key(16, 2, 0, 1, 32), db::GapReason::no_config, "");
+  t.declared_gap("sm_90a", key(16, 2, 0, 1, 32), "aiter 0.1.19", "no fp8 2-token non-causal fold",
+                 key(16, 4, 0, 1, 32).canonical(), "pad the block to 4 tokens");
+  t.declared_gap("sm_90a", key(16, 2, 0, 1, 32), "a note without fallback", "same key");
+  t.declared_gap("gfx942", key(8, 1, 1, 0, 1), "vendor list", "no kernel for 8 heads");
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  ASSERT_EQ(table.arches.size(), 2u);  // gfx942 has declared gaps only
+  EXPECT_EQ(table.arches[0].arch, "gfx942");
+  EXPECT_TRUE(table.arches[0].runs.empty());
+  const auto* e = test::find(table, "sm_90a", key(16, 2, 0, 1, 32));
+  ASSERT_TRUE(e->gap);
+  EXPECT_EQ(e->gap->reason, db::GapReason::declared);
+  EXPECT_EQ(e->gap->source, "aiter 0.1.19");  // the declaration with a fallback wins
+  EXPECT_EQ(e->gap->fallback, key(16, 4, 0, 1, 32));
+  EXPECT_EQ(e->gap->fallback_note, "pad the block to 4 tokens");
+}
+
+TEST(DispatchTable, StaleTemplateHashIsRefusedWithTheWayOut) {
+  test::ToyDb t;
+  auto r = t.run("sm_90a", "NVIDIA H200", "feedfacefeedface");
+  t.ok(r, key(16, 2, 0, 1, 32), config(32), 9.0);
+  EXPECT_THAT(build_error(t.db(), test::request()),
+              AllOf(HasSubstr("template hash validator"), HasSubstr("feedfacefeedface"), HasSubstr(test::kHash),
+                    HasSubstr("heads=16,block_len=2"), HasSubstr("re-run `ktune sweep`"), HasSubstr("--allow-stale")));
+  // Twin: the same database is accepted when the current templates are the ones measured...
+  EXPECT_EQ(build_error(t.db(), test::request("feedfacefeedface")), "");
+  // ...or when stale results are allowed.
+  auto allow = test::request();
+  allow.allow_stale = true;
+  const auto table = build_table(t.db(), test::toy(), allow);
+  EXPECT_TRUE(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel);
+}
+
+TEST(DispatchTable, StaleResultsSupersededByFreshOnesAreNoError) {
+  test::ToyDb t;
+  auto stale = t.run("sm_90a", "NVIDIA H200", "feedfacefeedface");
+  auto fresh = t.run();
+  t.ok(stale, key(16, 2, 0, 1, 32), config(64), 5.0);
+  t.ok(fresh, key(16, 2, 0, 1, 32), config(32), 9.0);
+  auto table = build_table(t.db(), test::toy(), test::request());
+  EXPECT_EQ(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel->config, config(32));
+  // A fresh run beats a newer stale one (e.g. a sweep made with --templates DIR).
+  auto newer_stale = t.run("sm_90a", "NVIDIA H200", "feedfacefeedface");
+  t.ok(newer_stale, key(16, 2, 0, 1, 32), config(128), 4.0);
+  table = build_table(t.db(), test::toy(), test::request());
+  EXPECT_EQ(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel->config, config(32));
+  // Twin: a key only the stale runs have is refused.
+  t.ok(stale, key(32, 2, 0, 1, 32), config(64), 5.0);
+  EXPECT_THAT(build_error(t.db(), test::request()), HasSubstr("1 key(s)"));
+}
+
+TEST(DispatchTable, MixedDevicesAreRefusedUnlessOneIsChosen) {
+  test::ToyDb t;
+  auto h200 = t.run("sm_90a", "NVIDIA H200");
+  auto h100 = t.run("sm_90a", "NVIDIA H100");
+  t.ok(h200, key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.ok(h100, key(16, 2, 0, 1, 32), config(64), 14.0);
+  t.ok(h100, key(32, 2, 0, 1, 32), config(64), 15.0);
+  EXPECT_THAT(build_error(t.db(), test::request()),
+              AllOf(HasSubstr("device validator"), HasSubstr("'NVIDIA H100' (run 2)"),
+                    HasSubstr("'NVIDIA H200' (run 1)"), HasSubstr("--device NAME")));
+  auto req = test::request();
+  req.device = "NVIDIA H200";
+  const auto table = build_table(t.db(), test::toy(), req);
+  EXPECT_EQ(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel->config, config(32));
+  EXPECT_EQ(test::find(table, "sm_90a", key(32, 2, 0, 1, 32)), nullptr);  // nothing of the H100
+  ASSERT_EQ(table.arches[0].runs.size(), 1u);
+  EXPECT_EQ(table.arches[0].runs[0].device_name, "NVIDIA H200");
+}
+
+TEST(DispatchTable, DevicesOfDifferentArchesDoNotMix) {
+  test::ToyDb t;
+  t.ok(t.run("sm_90a", "NVIDIA H200"), key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.ok(t.run("gfx942", "AMD Instinct MI300X"), key(16, 2, 0, 1, 32), config(64), 11.0);
+  const auto table = build_table(t.db(), test::toy(), test::request());
+  ASSERT_EQ(table.arches.size(), 2u);
+  EXPECT_EQ(table.arches[0].arch, "gfx942");
+  EXPECT_EQ(table.arches[1].arch, "sm_90a");
+  auto req = test::request();
+  req.device = "NVIDIA H200";  // keeps the arch of that device only
+  ASSERT_EQ(build_table(t.db(), test::toy(), req).arches.size(), 1u);
+}
+
+TEST(DispatchTable, MixedCompilersAreRefusedUnlessOneIsChosen) {
+  test::ToyDb t;
+  auto old_nvrtc = t.run("sm_90a", "NVIDIA H200", test::kHash, "nvrtc 12.8");
+  auto new_nvrtc = t.run("sm_90a", "NVIDIA H200", test::kHash, "nvrtc 13.0");
+  t.ok(old_nvrtc, key(16, 2, 0, 1, 32), config(64), 10.0);
+  t.ok(new_nvrtc, key(16, 2, 0, 1, 32), config(32), 9.0);
+  auto req = test::request();
+  req.device = "NVIDIA H200";  // choosing the device does not choose among its compilers
+  EXPECT_THAT(build_error(t.db(), req), AllOf(HasSubstr("compiler validator"), HasSubstr("'nvrtc 12.8' (run 1)"),
+                                              HasSubstr("'nvrtc 13.0' (run 2)"), HasSubstr("--compiler VERSION")));
+  req.compiler = "nvrtc 12.8";
+  EXPECT_EQ(test::find(build_table(t.db(), test::toy(), req), "sm_90a", key(16, 2, 0, 1, 32))->kernel->config,
+            config(64));
+}
+
+TEST(DispatchTable, NothingToGenerateSaysWhatTheDatabaseHas) {
+  test::ToyDb t;
+  EXPECT_THAT(build_error(t.db(), test::request()),
+              AllOf(HasSubstr("no results of toy_decode"), HasSubstr("ktune sweep --kernel toy_decode")));
+  t.ok(t.run("sm_90a", "NVIDIA H200"), key(16, 2, 0, 1, 32), config(32), 9.0);
+  auto req = test::request();
+  req.arch = "gfx942";
+  EXPECT_THAT(build_error(t.db(), req),
+              AllOf(HasSubstr("no results of toy_decode on gfx942"), HasSubstr("sm_90a / NVIDIA H200 / nvrtc 13.0")));
+  req.arch.reset();
+  req.device = "AMD Instinct MI300X";
+  EXPECT_THAT(build_error(t.db(), req), HasSubstr("of device 'AMD Instinct MI300X'"));
+  req.device.reset();
+  EXPECT_EQ(build_error(t.db(), req), "");
+}
+
+TEST(DispatchTable, RowsThatNoLongerFitTheFamilyAreRefused) {
+  test::ToyDb t;
+  auto r = t.run();
+  t.ok(r, Params{{"heads", 16}, {"block_len", 2}}, config(32), 9.0);  // an older key layout
+  EXPECT_THAT(build_error(t.db(), test::request()),
+              AllOf(HasSubstr("heads=16,block_len=2"), HasSubstr("fields changed since the sweep")));
+
+  test::ToyDb u;
+  u.ok(u.run(), key(16, 2, 0, 1, 32), config(32), 9.0);
+  u.declared_gap("sm_90a", key(32, 2, 0, 1, 32), "someone", "no kernel", "heads=16", "a key of an older layout");
+  EXPECT_THAT(build_error(u.db(), test::request()), AllOf(HasSubstr("fallback of gap"), HasSubstr("someone")));
+}
+
+}  // namespace
+}  // namespace ktune::dispatch
