@@ -1,0 +1,54 @@
+#pragma once
+// Runs the ktune executable built with the tests, capturing its output and exit status.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace ktune::testing {
+
+struct CliResult {
+  int status = -1;     // exit status
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// `args` is appended to the executable's path as shell words; `env` (e.g. "KTUNE_CACHE_DIR=/x")
+// is prefixed; `input` (no single quotes) is the standard input, followed by a newline.
+inline CliResult run_ktune(const std::string& args, const std::string& env = "", const std::string& input = "") {
+  const std::string cmd = "printf '%s\\n' '" + input + "' | " + env + " " + KTUNE_EXE + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("popen failed: " + cmd);
+  CliResult r;
+  std::array<char, 4096> buf;
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A fresh directory under /tmp, removed with everything in it on destruction.
+class CliTempDir {
+ public:
+  CliTempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ktune-cli-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~CliTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  CliTempDir(const CliTempDir&) = delete;
+  CliTempDir& operator=(const CliTempDir&) = delete;
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace ktune::testing

@@ -1,0 +1,45 @@
+// `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+namespace ktune::testing {
+namespace {
+
+bool has_gpu() {
+  auto r = run_ktune("devices --no-bandwidth --json");
+  auto j = nlohmann::json::parse(r.output);
+  for (const auto& b : j.at("backends"))
+    if (!b.at("devices").empty()) return true;
+  return false;
+}
+
+TEST(SweepCli, WithoutADeviceSuggestsCompile) {
+  if (has_gpu()) GTEST_SKIP() << "this machine has a GPU; the no-device message cannot be shown here";
+  CliTempDir tmp;
+  auto r = run_ktune("sweep --kernel mla_decode --space smoke --db " + tmp.path() + "/t.db");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "no GPU to sweep on")) << r.output;
+  EXPECT_TRUE(contains(r.output, "ktune compile --kernel mla_decode --space smoke --arch gfx90a")) << r.output;
+}
+
+TEST(SweepCli, UnknownKernelAndBackendAreNamed) {
+  CliTempDir tmp;
+  auto kernel = run_ktune("sweep --kernel nosuch --db " + tmp.path() + "/t.db");
+  EXPECT_EQ(kernel.status, 1);
+  EXPECT_TRUE(contains(kernel.output, "nosuch")) << kernel.output;
+  auto backend = run_ktune("sweep --kernel mla_decode --backend opencl --db " + tmp.path() + "/t.db");
+  EXPECT_EQ(backend.status, 1);
+  EXPECT_TRUE(contains(backend.output, "opencl")) << backend.output;
+}
+
+TEST(SweepCli, WorkerWithoutADeviceRefusesToStart) {
+  if (has_gpu()) GTEST_SKIP() << "this machine has a GPU; a worker would start";
+  auto r = run_ktune("worker --backend cuda --device 0", "", R"({"op":"hello"})");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "\"ready\":false")) << r.output;
+}
+
+}  // namespace
+}  // namespace ktune::testing

@@ -1,0 +1,227 @@
+// The whole sweep on the CPU: a toy family, a fake compiler, a real database and a fake worker
+// (a shell script) whose candidates answer, fail verification, crash, hang or do not load.
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "db/database.hpp"
+#include "jit/templates.hpp"
+#include "sweep/runner.hpp"
+#include "sweep_test_support.hpp"
+
+namespace ktune::sweep {
+namespace {
+using namespace std::chrono_literals;
+using testing::FakeCompiler;
+using testing::TempDir;
+using testing::ToyFamily;
+
+// Logs every request; behaviour by key and config (rows=99 never arrives: it does not compile).
+const char* kWorker = R"(#!/bin/sh
+log="$1"
+result() {  # status median fully_timed detail
+  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":20,\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false}"
+}
+while IFS= read -r line; do
+  echo "$line" >> "$log"
+  case "$line" in
+    *'"op":"hello"'*) echo '{"ready":true,"device":{"name":"Toy GPU","arch":"sm_90a"},"copy_gbps":1000.0}' ;;
+    *'"op":"exit"'*) exit 0 ;;
+    *'"key":"heads=4,'*) result verify_failed 0 false "element 3 differs" ;;
+    *'"config":"rows=16,'*) result ok 10 true "" ;;
+    *'"config":"rows=32,'*) result ok 20 false "" ;;
+    *'"config":"rows=48,'*) result verify_failed 0 false "max error 3.5" ;;
+    *'"config":"rows=64,'*) echo "illegal address" >&2; kill -SEGV $$ ;;
+    *'"config":"rows=80,'*) sleep 30 ;;
+    *'"config":"rows=96,'*) result load_failed 0 false "bad code object" ;;
+    *) echo "unexpected request" >&2; exit 9 ;;
+  esac
+done
+)";
+
+struct SweepRunner : ::testing::Test {
+  TempDir tmp;
+  ToyFamily family;
+  FakeCompiler compiler;
+  std::string log = tmp.path() + "/requests.log";
+  std::unique_ptr<db::Database> db = db::Database::open(tmp.path() + "/t.db", true);
+  SweepOptions options;
+
+  SweepRunner() {
+    tmp.write("templates/toy/toy.hip", "template <int R, int S> __global__ void toy() {}\n");
+    jit::set_template_root(tmp.path() + "/templates");
+    options.worker_command = {"/bin/sh", tmp.write("worker.sh", kWorker), log};
+    options.timeout = 500ms;
+    options.start_timeout = 10s;
+    options.progress = Progress::Mode::quiet;
+  }
+  ~SweepRunner() override { jit::set_template_root(""); }
+
+  Space space(std::vector<int64_t> heads, std::vector<int64_t> rows) const {
+    Space s;
+    s.origin = "test";
+    s.family = &family;
+    s.key_values = {std::move(heads), {0}};
+    s.config_values = {std::move(rows), {1}};
+    s.shape = Params{{"ctx", 1000}, {"batch", 4}};
+    return s;
+  }
+  static db::Run provenance() {
+    db::Run r;
+    r.family = "toy";
+    r.backend = "cuda";
+    r.device_name = "Toy GPU";
+    r.arch = "sm_90a";
+    r.template_hash = "0123";
+    return r;
+  }
+  SweepSummary sweep(const Space& s) {
+    jit::CompileSettings cs;
+    cs.arch = "sm_90a";
+    return run_sweep(s, *db, provenance(), compiler, cs, options);
+  }
+  std::map<int64_t, db::Measurement> by_rows(int64_t heads) {
+    std::map<int64_t, db::Measurement> out;
+    for (auto& m : db->measurements())
+      if (m.key.at("heads") == heads) out[m.config.at("rows")] = m;
+    return out;
+  }
+  // The run requests the workers received, in order.
+  std::vector<nlohmann::json> runs_requested() {
+    std::ifstream f(log);
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(f, line);)
+      if (auto j = nlohmann::json::parse(line); j["op"] == "run") out.push_back(j);
+    return out;
+  }
+};
+
+TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
+  auto s = sweep(space({32, 4, 2}, {16, 32, 48, 64, 80, 96, 99}));
+  EXPECT_EQ(s.keys, 3u);
+  EXPECT_EQ(s.candidates, 7u + 1u) << "heads=4 can only run rows=16; heads=2 nothing";
+  EXPECT_EQ(s.ok, 2u);
+  EXPECT_EQ(s.verify_failed, 2u);
+  EXPECT_EQ(s.fault, 1u);
+  EXPECT_EQ(s.timeout, 1u);
+  EXPECT_EQ(s.compile_error, 2u) << "rows=99 does not compile, rows=96 does not load";
+  EXPECT_EQ(s.workers_started, 3u) << "one fresh worker after the crash and one after the timeout";
+
+  auto runs = db->runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].id, s.run_id);
+  EXPECT_DOUBLE_EQ(runs[0].copy_gbps, 1000.0) << "the bandwidth the worker measured is the run's";
+
+  auto m = by_rows(32);
+  ASSERT_EQ(m.size(), 7u);
+  EXPECT_EQ(m[16].status, db::Status::ok);
+  EXPECT_DOUBLE_EQ(m[16].median_us, 10);
+  EXPECT_DOUBLE_EQ(m[16].gbps, 500) << "5e6 bytes in 10 us";
+  EXPECT_DOUBLE_EQ(m[16].frac_copy_bw, 0.5);
+  EXPECT_EQ(m[16].shape, (Params{{"ctx", 1000}, {"batch", 4}}));
+  EXPECT_EQ(m[32].status, db::Status::ok);
+  EXPECT_NE(m[32].detail.find("screened: 2.00x"), std::string::npos) << m[32].detail;
+  EXPECT_EQ(m[48].status, db::Status::verify_failed);
+  EXPECT_EQ(m[48].detail, "max error 3.5");
+  EXPECT_EQ(m[64].status, db::Status::fault);
+  EXPECT_NE(m[64].detail.find("signal 11"), std::string::npos) << m[64].detail;
+  EXPECT_NE(m[64].detail.find("illegal address"), std::string::npos) << m[64].detail;
+  EXPECT_EQ(m[80].status, db::Status::timeout);
+  EXPECT_EQ(m[96].status, db::Status::compile_error);
+  EXPECT_NE(m[96].detail.find("bad code object"), std::string::npos);
+  EXPECT_EQ(m[99].status, db::Status::compile_error);
+  EXPECT_NE(m[99].detail.find("toy.hip:3: error: bad tile"), std::string::npos) << m[99].detail;
+
+  std::map<int64_t, db::Gap> gaps;
+  for (auto& g : db->gaps()) gaps[g.key.at("heads")] = g;
+  ASSERT_EQ(gaps.size(), 2u) << "heads=32 has a kernel";
+  EXPECT_EQ(gaps[4].reason, db::GapReason::verify_failed);
+  EXPECT_NE(gaps[4].detail.find("element 3 differs"), std::string::npos) << gaps[4].detail;
+  EXPECT_EQ(gaps[4].source, "measured");
+  EXPECT_EQ(gaps[4].run_id, s.run_id);
+  EXPECT_EQ(gaps[2].reason, db::GapReason::no_config);
+  EXPECT_NE(gaps[2].detail.find("rows > 4 * heads"), std::string::npos) << gaps[2].detail;
+}
+
+TEST_F(SweepRunner, ScreeningCutoffFollowsTheBestSoFar) {
+  sweep(space({32}, {16, 32}));
+  std::vector<double> cutoffs;
+  for (const auto& j : runs_requested()) cutoffs.push_back(j["full_cutoff_us"]);
+  EXPECT_EQ(cutoffs, (std::vector<double>{0, 12.5})) << "the first is timed in full; then 1.25x the best";
+}
+
+TEST_F(SweepRunner, ResumeSkipsWhatIsDoneAndKeepsTheRun) {
+  auto first = sweep(space({32}, {16, 48}));
+  options.resume = true;
+  auto again = sweep(space({32}, {16, 48}));
+  EXPECT_TRUE(again.resumed);
+  EXPECT_EQ(again.run_id, first.run_id);
+  EXPECT_EQ(again.candidates, 0u);
+  EXPECT_EQ(again.already_done, 2u);
+  EXPECT_EQ(again.workers_started, 0u) << "nothing to run, no worker";
+
+  auto more = sweep(space({32}, {16, 48, 32}));
+  EXPECT_EQ(more.run_id, first.run_id);
+  EXPECT_EQ(more.candidates, 1u);
+  EXPECT_EQ(db->measurements().size(), 3u);
+  EXPECT_EQ(db->runs().size(), 1u);
+  auto last = runs_requested().back();
+  EXPECT_EQ(last["config"], "rows=32,stages=1");
+  EXPECT_EQ(last["full_cutoff_us"], 12.5) << "the resumed run's best sets the cutoff";
+
+  options.resume = false;
+  auto fresh = sweep(space({32}, {16}));
+  EXPECT_NE(fresh.run_id, first.run_id) << "without --resume a sweep is a new run";
+}
+
+TEST_F(SweepRunner, ResumeRedoesWhatWasTimedOnAnotherShape) {
+  sweep(space({32}, {16, 48}));
+  options.resume = true;
+  auto other = space({32}, {16, 48});
+  other.shape = Params{{"ctx", 2000}, {"batch", 4}};
+  auto again = sweep(other);
+  EXPECT_TRUE(again.resumed);
+  EXPECT_EQ(again.already_done, 0u);
+  EXPECT_EQ(again.candidates, 2u);
+}
+
+TEST_F(SweepRunner, CompileErrorGapWhenNothingCompiles) {
+  sweep(space({32}, {99}));
+  auto gaps = db->gaps();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].reason, db::GapReason::compile_error);
+  EXPECT_NE(gaps[0].detail.find("bad tile"), std::string::npos) << gaps[0].detail;
+}
+
+TEST_F(SweepRunner, LaterSuccessRemovesAMeasuredGap) {
+  sweep(space({32}, {48}));
+  ASSERT_EQ(db->gaps().size(), 1u);
+  sweep(space({32}, {16}));
+  EXPECT_TRUE(db->gaps().empty());
+}
+
+TEST_F(SweepRunner, BudgetStopsStartingCandidates) {
+  options.budget_s = 1e-9;
+  auto s = sweep(space({32, 2}, {16, 48}));
+  EXPECT_EQ(s.not_started, 2u);
+  EXPECT_EQ(s.ok + s.verify_failed, 0u);
+  EXPECT_TRUE(db->measurements().empty());
+  ASSERT_EQ(db->gaps().size(), 1u) << "only the no_config gap: an unfinished key is no gap";
+  EXPECT_EQ(db->gaps()[0].reason, db::GapReason::no_config);
+}
+
+TEST_F(SweepRunner, WorkerOnAnotherDeviceIsRefused) {
+  options.worker_command = {"/bin/sh", "-c",
+                            "read l; echo '{\"ready\":true,\"device\":{\"name\":\"Other\",\"arch\":\"sm_80\"}}'; read l"};
+  try {
+    sweep(space({32}, {16}));
+    FAIL() << "a worker on another device must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Other"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ktune::sweep

@@ -1,0 +1,144 @@
+// The worker's side of a candidate on a fake device: verification before timing, poisoned
+// outputs, screening, and how each kind of failure is reported.
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "sweep/worker.hpp"
+#include "sweep_test_support.hpp"
+
+namespace ktune::sweep {
+namespace {
+using testing::FakeContext;
+using testing::ToyFamily;
+
+struct SweepWorker : ::testing::Test {
+  FakeContext ctx;
+  ToyFamily family;
+  CandidateRunner runner{ctx};
+
+  // heads=16 and the verification shape's ctx=7: a correct kernel writes 39.
+  static RunRequest request(std::string code, int64_t heads = 16, double cutoff_us = 0) {
+    RunRequest r;
+    r.family = "toy";
+    r.key = Params{{"heads", heads}, {"kv_dtype", 0}};
+    r.config = Params{{"rows", 16}, {"stages", 1}};
+    r.shape = Params{{"ctx", 1000}, {"batch", 4}};
+    r.code.assign(code.begin(), code.end());
+    r.symbols = {"lowered toy"};
+    r.seed = 1;
+    r.screen.min_samples = 6;
+    r.full.min_samples = 10;
+    r.screen.max_samples = 6;
+    r.full.max_samples = 30;
+    r.full_cutoff_us = cutoff_us;
+    return r;
+  }
+};
+
+TEST_F(SweepWorker, CorrectKernelIsVerifiedThenTimed) {
+  auto r = runner.run(family, request("value=39 us=10"));
+  ASSERT_EQ(r.status, RunStatus::ok) << r.detail;
+  EXPECT_NEAR(r.stats.median_us, 10, 1e-3);
+  EXPECT_TRUE(r.fully_timed);
+  EXPECT_GT(r.stats.n, 6) << "a full measurement takes more than the screening samples";
+  EXPECT_EQ(r.traffic.bytes, 1e6);
+  EXPECT_EQ(r.max_abs_err, 0);
+}
+
+TEST_F(SweepWorker, WrongOutputFailsVerificationWithoutTiming) {
+  auto r = runner.run(family, request("value=40 us=10"));
+  EXPECT_EQ(r.status, RunStatus::verify_failed);
+  EXPECT_NE(r.detail.find("ctx=7"), std::string::npos) << "the failing shape is named: " << r.detail;
+  EXPECT_NE(r.detail.find("got 40, want 39"), std::string::npos) << r.detail;
+  EXPECT_EQ(r.max_abs_err, 1);
+  EXPECT_EQ(r.stats.n, 0);
+  EXPECT_EQ(family.instances, 1) << "no timing instance for a candidate that failed verification";
+}
+
+TEST_F(SweepWorker, UnwrittenOutputIsCaughtByThePoison) {
+  ASSERT_EQ(runner.run(family, request("value=39 us=10")).status, RunStatus::ok);
+  // The output still holds the previous candidate's correct 39: only the poison exposes this one.
+  auto r = runner.run(family, request("skip us=10"));
+  EXPECT_EQ(r.status, RunStatus::verify_failed) << r.detail;
+}
+
+TEST_F(SweepWorker, ScreeningDecidesTheFullMeasurement) {
+  auto slow = runner.run(family, request("value=39 us=10", 16, 5.0));
+  ASSERT_EQ(slow.status, RunStatus::ok);
+  EXPECT_FALSE(slow.fully_timed);
+  EXPECT_EQ(slow.stats.n, 6) << "screening samples only";
+  auto close = runner.run(family, request("value=39 us=10", 16, 12.5));
+  EXPECT_TRUE(close.fully_timed);
+}
+
+TEST_F(SweepWorker, InstancesAreKeptWhileTheKeyStays) {
+  runner.run(family, request("value=39 us=10"));
+  runner.run(family, request("value=39 us=12"));
+  EXPECT_EQ(family.instances, 2) << "one verification and one timing instance for the key";
+  auto other = runner.run(family, request("value=23 us=10", 8));
+  EXPECT_EQ(other.status, RunStatus::ok) << other.detail;
+  EXPECT_EQ(family.instances, 4);
+}
+
+TEST_F(SweepWorker, FailuresAreReportedByKind) {
+  auto refused = runner.run(family, request("error"));
+  EXPECT_EQ(refused.status, RunStatus::verify_failed);
+  EXPECT_NE(refused.detail.find("launch failed: too many resources"), std::string::npos) << refused.detail;
+  auto broken = runner.run(family, request("broken"));
+  EXPECT_EQ(broken.status, RunStatus::load_failed);
+  EXPECT_NE(broken.detail.find("not a code object"), std::string::npos) << broken.detail;
+  auto wrong_symbol = request("value=39");
+  wrong_symbol.symbols = {"other"};
+  EXPECT_EQ(runner.run(family, wrong_symbol).status, RunStatus::verify_failed);
+  EXPECT_THROW(runner.run(family, request("fault")), DeviceFault) << "a device fault ends the worker";
+}
+
+TEST(SweepProtocol, MessagesRoundTrip) {
+  auto req = SweepWorker::request(std::string("\0\x01\xff binary", 10), 16, 12.5);
+  auto back = run_request_from(nlohmann::json::parse(to_json(req).dump()));
+  EXPECT_EQ(back.code, req.code);
+  EXPECT_EQ(back.key, req.key);
+  EXPECT_EQ(back.symbols, req.symbols);
+  EXPECT_EQ(back.full.max_samples, 30);
+  EXPECT_EQ(back.full_cutoff_us, 12.5);
+
+  RunResult r;
+  r.status = RunStatus::verify_failed;
+  r.detail = "x";
+  r.max_abs_err = std::numeric_limits<double>::infinity();
+  auto rb = run_result_from(nlohmann::json::parse(to_json(r).dump()));
+  EXPECT_EQ(rb.status, RunStatus::verify_failed);
+  EXPECT_TRUE(std::isinf(rb.max_abs_err)) << "an infinite error must survive JSON";
+  EXPECT_TRUE(std::isinf(rb.stats.rel_ci));
+  EXPECT_THROW(run_result_from(nlohmann::json{{"status", "ok"}}), Error);
+  EXPECT_THROW(run_result_from(nlohmann::json::parse(R"({"status":"great"})")), Error);
+
+  backend::CompileResult c{{'a', '\0', 'b'}, {"_Z1kv"}, "warn"};
+  auto cb = compile_result_from(nlohmann::json::parse(compile_reply(c).dump()));
+  EXPECT_EQ(cb.code, c.code);
+  EXPECT_EQ(cb.lowered_names, c.lowered_names);
+  try {
+    compile_result_from(compile_error_reply("failed", "line 3: error"));
+    FAIL() << "an error reply must throw";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.log(), "line 3: error");
+  }
+}
+
+TEST(SweepProtocol, Base64) {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+    auto enc = base64_encode(std::span<const char>(s.data(), s.size()));
+    EXPECT_EQ(enc.size() % 4, 0u);
+    auto dec = base64_decode(enc);
+    EXPECT_EQ(std::string(dec.begin(), dec.end()), s);
+  }
+  EXPECT_EQ(base64_encode(std::span<const char>("Man", 3)), "TWFu");
+  EXPECT_EQ(base64_encode(std::span<const char>("Ma", 2)), "TWE=");
+  for (const char* bad : {"TWF", "TW=u", "T===", "TW!u", "TWE=TWFu"}) EXPECT_THROW(base64_decode(bad), Error) << bad;
+}
+
+}  // namespace
+}  // namespace ktune::sweep

@@ -1,0 +1,78 @@
+#pragma once
+// The compile service: turns (key, config) candidates of one family into code objects, in
+// parallel, through the on-disk cache. Candidates that need the same template instances share
+// one compile. A failure (compiler error, crash reported as an exception) is confined to the
+// candidates that need that program.
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "common/params.hpp"
+#include "jit/cache.hpp"
+#include "kernels/family.hpp"
+
+namespace ktune::jit {
+
+// What compiles one request. Must be callable from several threads at once.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual std::string version() const = 0;  // part of the cache key
+  virtual backend::CompileResult compile(const backend::CompileRequest& req) const = 0;  // throws CompileError
+};
+
+// Compiles in this process with a backend's JIT (hipRTC / NVRTC).
+class BackendCompiler final : public Compiler {
+ public:
+  explicit BackendCompiler(const backend::Backend& b) : backend_(b) {}
+  std::string version() const override { return backend_.compiler_version(); }
+  backend::CompileResult compile(const backend::CompileRequest& req) const override { return backend_.compile(req); }
+
+ private:
+  const backend::Backend& backend_;
+};
+
+struct CompileJob {
+  Params key;
+  Params config;
+};
+
+struct CompileOutcome {
+  std::vector<std::string> name_expressions;
+  std::shared_ptr<const backend::CompileResult> result;  // null when the program did not compile
+  std::string error;      // when result is null: what failed, then the compiler log
+  bool cache_hit = false;
+  bool ok() const noexcept { return result != nullptr; }
+};
+
+struct CompileStats {
+  size_t programs = 0;              // distinct sets of name expressions
+  size_t cache_hits = 0;            // programs loaded from the cache
+  size_t failed_programs = 0;
+  size_t cache_write_failures = 0;
+  double seconds = 0;
+};
+
+struct CompileSettings {
+  std::string arch;
+  std::vector<std::string> options;   // extra compiler flags
+  int jobs = 0;                       // compiling threads; 0: one per core
+  const CodeCache* cache = nullptr;   // null: compile everything, store nothing
+  // Called after each program (from compiling threads, one call at a time).
+  std::function<void(size_t done, size_t total)> on_progress;
+};
+
+struct CompileBatch {
+  std::vector<CompileOutcome> outcomes;  // one per job, in the order of the jobs
+  CompileStats stats;
+};
+
+// Renders the family's template once and compiles every distinct program the jobs need.
+// Throws Error only for failures that concern every job (the template cannot be rendered).
+CompileBatch compile_candidates(const Family& family, std::span<const CompileJob> jobs, const Compiler& compiler,
+                                const CompileSettings& settings);
+
+}  // namespace ktune::jit

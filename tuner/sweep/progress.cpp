@@ -1,0 +1,77 @@
+#include "sweep/progress.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ktune::sweep {
+
+Progress::Mode Progress::mode_for(FILE* out, bool quiet) noexcept {
+  if (quiet) return Mode::quiet;
+  return ::isatty(::fileno(out)) ? Mode::bar : Mode::lines;
+}
+
+Progress::Progress(Mode mode, size_t total, FILE* out) : mode_(mode), total_(total), out_(out) {}
+
+Progress::~Progress() {
+  if (drawn_) {
+    redraw();
+    fmt::print(out_, "\n");
+  }
+}
+
+std::string Progress::format_duration(double seconds) {
+  auto s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string Progress::status_text() const {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string eta = "?";
+  if (done_ > 0) eta = format_duration(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_));
+  return fmt::format("{}/{} candidates, {} ok, {} failed, elapsed {}, ETA {}", done_, total_, ok_, done_ - ok_,
+                     format_duration(elapsed), eta);
+}
+
+void Progress::clear() {
+  if (drawn_) fmt::print(out_, "\r\x1b[K");
+  drawn_ = false;
+}
+
+void Progress::redraw() {
+  constexpr int kWidth = 30;
+  const int filled = total_ ? static_cast<int>(kWidth * done_ / total_) : kWidth;
+  fmt::print(out_, "\r\x1b[K[{:=<{}}{: <{}}] {}", "", filled, "", kWidth - filled, status_text());
+  std::fflush(out_);
+  drawn_ = true;
+}
+
+void Progress::candidate_done(bool ok) {
+  ++done_;
+  ok_ += ok;
+  if (mode_ == Mode::bar) redraw();
+}
+
+void Progress::drop(size_t n) { total_ -= std::min(n, total_ - done_); }
+
+void Progress::key_done(std::string_view text, bool gap) {
+  if (mode_ == Mode::lines)
+    message(fmt::format("{} [{}]", text, status_text()));
+  else if (mode_ == Mode::bar && gap)
+    message(text);
+}
+
+void Progress::message(std::string_view text) {
+  if (mode_ == Mode::quiet) return;
+  const bool redraw_after = drawn_;
+  clear();
+  fmt::print(out_, "{}\n", text);
+  if (redraw_after) redraw();
+  std::fflush(out_);
+}
+
+}  // namespace ktune::sweep

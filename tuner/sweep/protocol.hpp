@@ -1,0 +1,70 @@
+#pragma once
+// The messages between a sweep and its worker process: one JSON object per line. The parent
+// compiles and sends code objects; the worker owns the device and answers with what the
+// candidate did there.
+//
+//   {"op":"hello","copy_gbps":bool}  -> {"ready":true,"device":{...},"driver":..,"copy_gbps":x}
+//                                       or {"ready":false,"error":".."}; a worker started
+//                                       without a device (a compile worker) answers {"ready":true}
+//   {"op":"run",...RunRequest...}    -> RunResult
+//   {"op":"compile",...CompileRequest...} -> {"ok":true,...CompileResult...}
+//                                       or {"ok":false,"error":..,"log":..}
+//   {"op":"exit"}                    -> (the worker exits)
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.hpp"
+#include "bench/stats.hpp"
+#include "bench/stopping.hpp"
+#include "common/params.hpp"
+#include "kernels/family.hpp"
+
+namespace ktune::sweep {
+
+struct RunRequest {
+  std::string family;
+  Params key, config, shape;       // shape: the timing shape
+  std::vector<char> code;          // the code object
+  std::vector<std::string> symbols;  // lowered name of each of the family's name expressions
+  uint64_t seed = 0;               // inputs; the same for every config of a key
+  bench::TimingPolicy screen;      // the short first measurement
+  bench::TimingPolicy full;
+  // Full measurement only when the screening median is at most this; 0: always.
+  double full_cutoff_us = 0;
+};
+
+enum class RunStatus { ok, verify_failed, load_failed, fault };
+std::string_view to_string(RunStatus s) noexcept;
+
+struct RunResult {
+  RunStatus status = RunStatus::ok;
+  std::string detail;
+  double max_abs_err = 0, rel_l2_err = 0;  // worst over the verification shapes
+  bench::Stats stats;                      // ok only
+  bool fully_timed = false;                // false: screened out, stats are the short measurement
+  Traffic traffic;                         // of one launch on the timing shape
+  bool fatal = false;                      // the worker exits after this reply (device fault)
+};
+
+nlohmann::json to_json(const RunRequest& r);
+RunRequest run_request_from(const nlohmann::json& j);  // throws Error on a malformed request
+nlohmann::json to_json(const RunResult& r);
+RunResult run_result_from(const nlohmann::json& j);    // throws Error on a malformed result
+
+nlohmann::json to_json(const backend::CompileRequest& r);
+backend::CompileRequest compile_request_from(const nlohmann::json& j);  // throws Error when malformed
+nlohmann::json compile_reply(const backend::CompileResult& r);
+nlohmann::json compile_error_reply(std::string_view what, std::string_view log);
+// The result of a compile reply; throws CompileError with the worker's message and log for an
+// error reply, Error for a malformed one.
+backend::CompileResult compile_result_from(const nlohmann::json& j);
+
+std::string base64_encode(std::span<const char> bytes);
+std::vector<char> base64_decode(std::string_view text);  // throws Error on invalid text
+
+}  // namespace ktune::sweep

@@ -1,0 +1,371 @@
+#include "sweep/runner.hpp"
+
+#include <algorithm>
+#include <future>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xxhash.h>
+
+#include "common/error.hpp"
+#include "sweep/protocol.hpp"
+#include "sweep/supervisor.hpp"
+
+namespace ktune::sweep {
+namespace {
+using db::Status;
+using Clock = std::chrono::steady_clock;
+
+// Long enough for the first compiler errors, short enough for a table cell.
+constexpr size_t kDetailChars = 4000;
+constexpr size_t kGapDetailChars = 600;
+
+std::string excerpt(std::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  return fmt::format("{}\n[... {} more characters]", text.substr(0, max), text.size() - max);
+}
+
+std::string_view status_name(Status s) noexcept {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::verify_failed: return "verify_failed";
+    case Status::compile_error: return "compile_error";
+    case Status::fault: return "fault";
+    case Status::timeout: return "timeout";
+    case Status::infeasible: return "infeasible";
+  }
+  return "?";
+}
+
+// What the configs of one key did, in this run and in the runs it resumes.
+struct KeyTally {
+  size_t ok = 0;
+  double best_us = 0;  // fastest fully timed ok median, 0 while none
+  std::vector<std::pair<Status, std::string>> failures;  // status, "config: detail"
+
+  void add(const db::Measurement& m, bool fully_timed, const std::vector<FieldSpec>& config_fields) {
+    if (m.status == Status::ok) {
+      ++ok;
+      if (fully_timed && (best_us == 0 || m.median_us < best_us)) best_us = m.median_us;
+    } else {
+      failures.emplace_back(m.status, fmt::format("{}: {}", m.config.pretty(config_fields), m.detail));
+    }
+  }
+  size_t count(Status s) const {
+    return static_cast<size_t>(std::count_if(failures.begin(), failures.end(), [&](auto& f) { return f.first == s; }));
+  }
+};
+
+// The most specific reason a key has no kernel: compile_error only when nothing compiled;
+// otherwise what the candidates that did compile ran into, the closest to working first.
+db::GapReason gap_reason(const KeyTally& t) {
+  if (t.count(Status::compile_error) == t.failures.size()) return db::GapReason::compile_error;
+  if (t.count(Status::verify_failed)) return db::GapReason::verify_failed;
+  if (t.count(Status::fault)) return db::GapReason::fault;
+  return db::GapReason::timeout;
+}
+
+Status status_of(db::GapReason r) {
+  switch (r) {
+    case db::GapReason::compile_error: return Status::compile_error;
+    case db::GapReason::verify_failed: return Status::verify_failed;
+    case db::GapReason::fault: return Status::fault;
+    default: return Status::timeout;
+  }
+}
+
+std::string gap_detail(const KeyTally& t, Status shown) {
+  std::vector<std::string> counts;
+  for (Status s : {Status::compile_error, Status::verify_failed, Status::fault, Status::timeout})
+    if (size_t n = t.count(s)) counts.push_back(fmt::format("{} {}", n, status_name(s)));
+  auto first = std::find_if(t.failures.begin(), t.failures.end(), [&](auto& f) { return f.first == shown; });
+  return fmt::format("{} configs failed ({}); first {}: {}", t.failures.size(), fmt::join(counts, ", "),
+                     status_name(shown), excerpt(first->second, kGapDetailChars));
+}
+
+std::string no_config_detail(const PlannedKey& k, std::string_view arch) {
+  std::vector<std::string> reasons;
+  for (const auto& [why, n] : k.infeasible_reasons) reasons.push_back(fmt::format("{} ({} configs)", why, n));
+  return fmt::format("all {} configs of the space are infeasible on {}: {}", k.infeasible, arch,
+                     fmt::join(reasons, "; "));
+}
+
+uint64_t seed_of(const Params& key) {
+  auto text = key.canonical();
+  return XXH64(text.data(), text.size(), 0x6b74756e65);
+}
+
+class Sweep {
+ public:
+  Sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
+        const jit::CompileSettings& compile, const SweepOptions& options)
+      : space_(space),
+        family_(*space.family),
+        db_(db),
+        run_(std::move(provenance)),
+        compiler_(compiler),
+        compile_(compile),
+        options_(options) {
+    compile_.on_progress = nullptr;  // compiles run behind the device; the sweep reports progress
+  }
+
+  SweepSummary run();
+
+ private:
+  void resume();
+  void start_worker_and_run();
+  void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
+  db::Measurement run_candidate(const PlannedKey& k, size_t i, const jit::CompileOutcome& code, KeyTally& tally,
+                                bool& fully_timed);
+  void close_key(const PlannedKey& k, const KeyTally& tally, Progress& progress);
+  void add_gap(const Params& key, db::GapReason reason, std::string detail);
+  bool over_budget() const {
+    return options_.budget_s > 0 &&
+           std::chrono::duration<double>(Clock::now() - start_).count() >= options_.budget_s;
+  }
+
+  const Space& space_;
+  const Family& family_;
+  db::Database& db_;
+  db::Run run_;
+  const jit::Compiler& compiler_;
+  jit::CompileSettings compile_;
+  const SweepOptions& options_;
+  Clock::time_point start_ = Clock::now();
+  std::unique_ptr<Supervisor> supervisor_;
+  DoneSet done_;
+  std::map<Params, KeyTally> prior_;  // per key, from the resumed runs
+  SweepSummary summary_;
+  bool stopped_ = false;
+};
+
+void Sweep::resume() {
+  auto compatible = db_.compatible_runs(run_);
+  if (compatible.empty()) return;
+  run_ = compatible.back();
+  summary_.resumed = true;
+  for (const auto& r : compatible) {
+    db::Filter f;
+    f.run_id = r.id;
+    for (const auto& m : db_.measurements(f)) {
+      if (m.shape != space_.shape) continue;  // timed on another shape: not this sweep's result
+      done_.insert({m.key, m.config});
+      // A screened-out result was slower than a fully timed one of its key when it was taken,
+      // so counting every ok result as fully timed leaves the key's best unchanged.
+      prior_[m.key].add(m, true, family_.config_fields());
+    }
+  }
+}
+
+void Sweep::start_worker_and_run() {
+  const bool measure = !summary_.resumed;
+  supervisor_ = std::make_unique<Supervisor>(
+      options_.worker_command, nlohmann::json{{"op", "hello"}, {"copy_gbps", measure}}, options_.start_timeout);
+  const auto& hello = supervisor_->ensure_started();
+  const auto device = hello.value("device", nlohmann::json::object());
+  if (device.value("name", "") != run_.device_name || device.value("arch", "") != run_.arch)
+    throw Error(fmt::format("the worker opened '{}' ({}), but the sweep is for '{}' ({})", device.value("name", "?"),
+                            device.value("arch", "?"), run_.device_name, run_.arch));
+  if (measure) {
+    run_.copy_gbps = hello.value("copy_gbps", 0.0);
+    run_.id = db_.begin_run(run_);
+  }
+  summary_.run_id = run_.id;
+}
+
+db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::CompileOutcome& code, KeyTally& tally,
+                                     bool& fully_timed) {
+  db::Measurement m;
+  m.run_id = run_.id;
+  m.key = k.key;
+  m.config = k.configs[i];
+  m.shape = space_.shape;
+  fully_timed = false;
+  if (!code.ok()) {
+    m.status = Status::compile_error;
+    m.detail = excerpt(code.error, kDetailChars);
+    return m;
+  }
+  RunRequest req;
+  req.family = std::string(family_.name());
+  req.key = k.key;
+  req.config = k.configs[i];
+  req.shape = space_.shape;
+  req.code = code.result->code;
+  req.symbols = code.result->lowered_names;
+  req.seed = seed_of(k.key);
+  req.screen = options_.screen_policy;
+  req.full = options_.full_policy;
+  req.full_cutoff_us = tally.best_us * options_.screen_factor;
+  auto out = supervisor_->request(to_json(req), options_.timeout);
+  if (out.kind != WorkerOutcome::Kind::reply) {
+    m.status = out.kind == WorkerOutcome::Kind::timeout ? Status::timeout : Status::fault;
+    m.detail = excerpt(out.detail, kDetailChars);
+    return m;
+  }
+  RunResult r;
+  try {
+    r = run_result_from(out.reply);
+  } catch (const Error& e) {
+    m.status = Status::fault;
+    m.detail = excerpt(fmt::format("the worker's answer is not a result: {}: {}", e.what(), out.reply.dump()),
+                       kDetailChars);
+    return m;
+  }
+  m.max_abs_err = r.max_abs_err;
+  m.rel_l2_err = r.rel_l2_err;
+  m.detail = excerpt(r.detail, kDetailChars);
+  switch (r.status) {
+    case RunStatus::ok: m.status = Status::ok; break;
+    case RunStatus::verify_failed: m.status = Status::verify_failed; break;
+    case RunStatus::load_failed: m.status = Status::compile_error; break;
+    case RunStatus::fault: m.status = Status::fault; break;
+  }
+  if (m.status != Status::ok) return m;
+  fully_timed = r.fully_timed;
+  m.median_us = r.stats.median_us;
+  m.p10_us = r.stats.p10_us;
+  m.p90_us = r.stats.p90_us;
+  m.samples = r.stats.n;
+  if (m.median_us > 0) {
+    m.gbps = r.traffic.bytes / (m.median_us * 1e3);
+    m.tflops = r.traffic.flops / (m.median_us * 1e6);
+  }
+  if (run_.copy_gbps > 0) m.frac_copy_bw = m.gbps / run_.copy_gbps;
+  if (run_.matrix_tflops > 0) m.frac_matrix = m.tflops / run_.matrix_tflops;
+  if (!fully_timed)
+    m.detail = fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
+  return m;
+}
+
+void Sweep::close_key(const PlannedKey& k, const KeyTally& tally, Progress& progress) {
+  const auto name = k.key.pretty(family_.key_fields());
+  if (tally.ok > 0) {
+    db_.remove_gap(run_.family, run_.arch, k.key, "measured");
+    progress.key_done(fmt::format("{}: {} ok, best {:.2f} us", name, tally.ok, tally.best_us), false);
+    return;
+  }
+  const auto reason = gap_reason(tally);
+  auto detail = gap_detail(tally, status_of(reason));
+  progress.key_done(fmt::format("{}: gap ({}): {}", name, status_name(status_of(reason)), excerpt(detail, 200)), true);
+  add_gap(k.key, reason, std::move(detail));
+}
+
+void Sweep::add_gap(const Params& key, db::GapReason reason, std::string detail) {
+  db::Gap g;
+  g.family = run_.family;
+  g.arch = run_.arch;
+  g.key = key;
+  g.reason = reason;
+  g.detail = std::move(detail);
+  g.source = "measured";
+  g.run_id = run_.id;
+  g.fallback = "none";
+  db_.add_gap(g);
+  ++summary_.gaps;
+}
+
+void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress) {
+  KeyTally tally = prior_[k.key];
+  for (size_t i = 0; i < k.configs.size(); ++i) {
+    if (over_budget()) {
+      stopped_ = true;
+      summary_.not_started += k.configs.size() - i;
+      progress.drop(k.configs.size() - i);
+      return;
+    }
+    bool fully_timed = false;
+    auto m = run_candidate(k, i, batch.outcomes[i], tally, fully_timed);
+    db_.record(m);
+    tally.add(m, fully_timed, family_.config_fields());
+    switch (m.status) {
+      case Status::ok: ++summary_.ok; break;
+      case Status::verify_failed: ++summary_.verify_failed; break;
+      case Status::compile_error: ++summary_.compile_error; break;
+      case Status::fault: ++summary_.fault; break;
+      case Status::timeout: ++summary_.timeout; break;
+      case Status::infeasible: break;
+    }
+    progress.candidate_done(m.status == Status::ok);
+  }
+  close_key(k, tally, progress);
+}
+
+SweepSummary Sweep::run() {
+  if (options_.resume) resume();
+  const auto plan = build_plan(space_, target_limits(run_.arch), done_, options_.shard);
+  summary_.keys = plan.keys.size();
+  summary_.candidates = plan.candidates;
+  summary_.infeasible = plan.infeasible;
+  summary_.already_done = plan.done;
+  Progress progress(options_.progress, plan.candidates);
+  if (summary_.resumed && plan.candidates == 0) {
+    summary_.run_id = run_.id;
+    progress.message(fmt::format("run {}: nothing left to do", run_.id));
+    return summary_;
+  }
+  start_worker_and_run();
+  progress.message(fmt::format(
+      "run {}{}: {} on {} ({}), copy bandwidth {:.0f} GB/s; {} keys, {} candidates to run, {} infeasible, {} done "
+      "before",
+      run_.id, summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch, run_.copy_gbps,
+      plan.keys.size(), plan.candidates, plan.infeasible, plan.done));
+
+  std::vector<const PlannedKey*> to_run;
+  for (const auto& k : plan.keys) {
+    if (!k.configs.empty()) {
+      to_run.push_back(&k);
+    } else if (k.no_config()) {
+      add_gap(k.key, db::GapReason::no_config, no_config_detail(k, run_.arch));
+      progress.key_done(fmt::format("{}: gap (no_config)", k.key.pretty(family_.key_fields())), true);
+    }
+  }
+
+  // The next key compiles while the device runs this one.
+  auto compile = [this](const PlannedKey* k) {
+    std::vector<jit::CompileJob> jobs;
+    for (const auto& c : k->configs) jobs.push_back({k->key, c});
+    return jit::compile_candidates(family_, jobs, compiler_, compile_);
+  };
+  std::future<jit::CompileBatch> next;
+  if (!to_run.empty()) next = std::async(std::launch::async, compile, to_run[0]);
+  for (size_t t = 0; t < to_run.size(); ++t) {
+    auto batch = next.get();
+    // Past the budget nothing is prefetched; run_key then stops at once (the budget only grows
+    // more exceeded), so no invalid future is ever waited on.
+    if (t + 1 < to_run.size() && !over_budget()) next = std::async(std::launch::async, compile, to_run[t + 1]);
+    run_key(*to_run[t], batch, progress);
+    if (stopped_) {
+      for (size_t rest = t + 1; rest < to_run.size(); ++rest) {
+        summary_.not_started += to_run[rest]->configs.size();
+        progress.drop(to_run[rest]->configs.size());
+      }
+      progress.message(fmt::format("budget of {:.0f} s reached: {} candidates not started (continue with --resume)",
+                                   options_.budget_s, summary_.not_started));
+      break;
+    }
+  }
+  summary_.workers_started = static_cast<size_t>(supervisor_->workers_started());
+  summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return summary_;
+}
+}  // namespace
+
+bench::TimingPolicy screening_policy() noexcept {
+  bench::TimingPolicy p;
+  p.warmup = 2;
+  p.min_samples = 6;
+  p.max_samples = 12;
+  p.rel_ci = 0.1;
+  p.budget_ms = 300;
+  return p;
+}
+
+SweepSummary run_sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
+                       const jit::CompileSettings& compile, const SweepOptions& options) {
+  return Sweep(space, db, std::move(provenance), compiler, compile, options).run();
+}
+
+}  // namespace ktune::sweep

@@ -1,0 +1,50 @@
+#pragma once
+// The sweep: plan, compile (in parallel, through the cache, one key ahead of the device), run
+// every candidate in a worker process, record each result as soon as it arrives, and record a
+// gap for every key that ends without a verified kernel.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "bench/stopping.hpp"
+#include "db/database.hpp"
+#include "jit/compiler.hpp"
+#include "sweep/plan.hpp"
+#include "sweep/progress.hpp"
+#include "sweep/space.hpp"
+
+namespace ktune::sweep {
+
+// The short first measurement of every candidate: enough to tell the contenders from the rest.
+bench::TimingPolicy screening_policy() noexcept;
+
+struct SweepOptions {
+  std::vector<std::string> worker_command;  // argv of a worker (`ktune worker ...`)
+  std::chrono::duration<double> timeout{120};        // per candidate
+  std::chrono::duration<double> start_timeout{300};  // a worker's start, bandwidth probe included
+  double budget_s = 0;        // no candidate starts after this many seconds; 0: no budget
+  double screen_factor = 1.25;  // fully timed only within this factor of the key's best so far
+  bench::TimingPolicy screen_policy = screening_policy();
+  bench::TimingPolicy full_policy;
+  bool resume = false;
+  Shard shard;
+  Progress::Mode progress = Progress::Mode::lines;
+};
+
+struct SweepSummary {
+  int64_t run_id = 0;
+  bool resumed = false;
+  size_t keys = 0, candidates = 0, infeasible = 0, already_done = 0;
+  size_t ok = 0, verify_failed = 0, compile_error = 0, fault = 0, timeout = 0;
+  size_t not_started = 0;  // left when the budget ran out
+  size_t gaps = 0;
+  size_t workers_started = 0;
+  double seconds = 0;
+};
+
+// `provenance` describes the device and the software (everything but id and copy_gbps, which
+// the first worker measures). Throws Error when no worker starts or the database fails.
+SweepSummary run_sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
+                       const jit::CompileSettings& compile, const SweepOptions& options);
+
+}  // namespace ktune::sweep

@@ -1,0 +1,205 @@
+#include "sweep/space.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include "common/error.hpp"
+#include "sweep/embedded_spaces.hpp"
+
+namespace ktune::sweep {
+namespace {
+
+// "file:line" where the node came from, so that an error points at the offending text.
+std::string where(std::string_view origin, const toml::node& n) {
+  auto line = n.source().begin.line;
+  return line ? fmt::format("{}:{}", origin, line) : std::string(origin);
+}
+
+std::string field_names(const std::vector<FieldSpec>& specs) {
+  std::vector<std::string_view> names;
+  for (const auto& s : specs) names.push_back(s.name);
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string_view kind_of(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::floating_point: return "a floating-point number";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "a list";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time: return "a date or time";
+    default: return "a value of another type";
+  }
+}
+
+int64_t value_of(const toml::node& n, const FieldSpec& spec, std::string_view origin, std::string_view section) {
+  std::string text;
+  if (auto i = n.as_integer())
+    text = std::to_string(i->get());
+  else if (auto s = n.as_string())
+    text = s->get();
+  else if (auto b = n.as_boolean())
+    text = b->get() ? "1" : "0";
+  else
+    throw Error(fmt::format("{}: [{}] {}: expected {}, found {}", where(origin, n), section, spec.name,
+                            spec.is_enum() ? fmt::format("one of {}", fmt::join(spec.labels, ", "))
+                                           : fmt::format("an integer in [{}, {}]", spec.min, spec.max),
+                            kind_of(n)));
+  try {
+    return spec.parse(text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: [{}] {}", where(origin, n), section, e.what()));
+  }
+}
+
+// The table `section` of `root`, checked to name exactly the fields of `specs`.
+const toml::table* section_of(const toml::table& root, std::string_view section, const std::vector<FieldSpec>& specs,
+                              std::string_view origin, std::string_view family) {
+  const toml::node* node = root.get(section);
+  if (!node) {
+    if (specs.empty()) return nullptr;
+    throw Error(fmt::format("{}: missing [{}] table (fields of {}: {})", origin, section, family, field_names(specs)));
+  }
+  const toml::table* table = node->as_table();
+  if (!table) throw Error(fmt::format("{}: '{}' must be a table, found {}", where(origin, *node), section, kind_of(*node)));
+  for (const auto& [name, value] : *table)
+    if (std::none_of(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == name.str(); }))
+      throw Error(fmt::format("{}: [{}] unknown field '{}' (fields of {}: {})", where(origin, value), section,
+                              name.str(), family, field_names(specs)));
+  for (const auto& s : specs)
+    if (!table->contains(s.name))
+      throw Error(fmt::format("{}: [{}] lacks field '{}' ({})", origin, section, s.name, s.help));
+  return table;
+}
+
+// One list of distinct values per field; a single value stands for a list of one.
+std::vector<std::vector<int64_t>> value_lists(const toml::table& root, std::string_view section,
+                                              const std::vector<FieldSpec>& specs, std::string_view origin,
+                                              std::string_view family) {
+  std::vector<std::vector<int64_t>> lists;
+  const toml::table* table = section_of(root, section, specs, origin, family);
+  for (const auto& spec : specs) {
+    const toml::node& node = *table->get(spec.name);
+    std::vector<int64_t> values;
+    if (const toml::array* list = node.as_array()) {
+      if (list->empty()) throw Error(fmt::format("{}: [{}] {}: the list is empty", where(origin, node), section, spec.name));
+      for (const toml::node& item : *list) {
+        auto v = value_of(item, spec, origin, section);
+        if (std::find(values.begin(), values.end(), v) != values.end())
+          throw Error(fmt::format("{}: [{}] {}: {} is listed twice", where(origin, item), section, spec.name,
+                                  spec.format(v)));
+        values.push_back(v);
+      }
+    } else {
+      values.push_back(value_of(node, spec, origin, section));
+    }
+    lists.push_back(std::move(values));
+  }
+  return lists;
+}
+
+Params shape_of(const toml::table& root, const std::vector<FieldSpec>& specs, std::string_view origin,
+                std::string_view family) {
+  Params shape;
+  const toml::table* table = section_of(root, "shape", specs, origin, family);
+  for (const auto& spec : specs) {
+    const toml::node& node = *table->get(spec.name);
+    if (node.is_array())
+      throw Error(fmt::format("{}: [shape] {}: expected one value (the timing shape), found a list",
+                              where(origin, node), spec.name));
+    shape.set(spec.name, value_of(node, spec, origin, "shape"));
+  }
+  return shape;
+}
+
+std::string builtin_path(std::string_view family, std::string_view name) {
+  return fmt::format("{}/spaces/{}.toml", family, name);
+}
+}  // namespace
+
+Space parse_space(std::string_view text, std::string_view origin, const Family& family) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}:{}:{}: not valid TOML: {}", origin, e.source().begin.line, e.source().begin.column,
+                            e.description()));
+  }
+  const std::string_view name = family.name();
+  for (const auto& [k, v] : root)
+    if (k != "family" && k != "description" && k != "keys" && k != "configs" && k != "shape")
+      throw Error(fmt::format("{}: unknown entry '{}' (a space has family, description, [keys], [configs], [shape])",
+                              where(origin, v), k.str()));
+  const toml::node* fam = root.get("family");
+  if (!fam) throw Error(fmt::format("{}: missing 'family = \"{}\"'", origin, name));
+  if (!fam->is_string() || fam->as_string()->get() != name)
+    throw Error(fmt::format("{}: family is {}, but this space is being read for family '{}'", where(origin, *fam),
+                            fam->is_string() ? fmt::format("'{}'", fam->as_string()->get()) : std::string(kind_of(*fam)),
+                            name));
+  if (const toml::node* d = root.get("description"); d && !d->is_string())
+    throw Error(fmt::format("{}: description must be a string, found {}", where(origin, *d), kind_of(*d)));
+
+  Space s;
+  s.origin = std::string(origin);
+  s.family = &family;
+  s.key_values = value_lists(root, "keys", family.key_fields(), origin, name);
+  s.config_values = value_lists(root, "configs", family.config_fields(), origin, name);
+  s.shape = shape_of(root, family.shape_fields(), origin, name);
+  return s;
+}
+
+Space load_space(std::string_view name_or_path, const Family& family) {
+  const bool is_file = name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".toml");
+  if (!is_file) {
+    auto path = builtin_path(family.name(), name_or_path);
+    for (const auto& e : embedded_spaces())
+      if (e.path == path)
+        return parse_space(e.contents, fmt::format("built-in space '{}' of {} (tuner/kernels/{})", name_or_path,
+                                                   family.name(), path),
+                           family);
+  }
+  std::ifstream f{std::string(name_or_path)};
+  if (!f) {
+    auto names = builtin_spaces(family.name());
+    throw Error(fmt::format("space '{}' is neither a built-in space of {} ({}) nor a readable file", name_or_path,
+                            family.name(), names.empty() ? "it has none" : fmt::format("{}", fmt::join(names, ", "))));
+  }
+  std::ostringstream text;
+  text << f.rdbuf();
+  return parse_space(text.str(), name_or_path, family);
+}
+
+std::vector<std::string> builtin_spaces(std::string_view family) {
+  std::vector<std::string> names;
+  const std::string prefix = fmt::format("{}/spaces/", family);
+  for (const auto& e : embedded_spaces())
+    if (e.path.starts_with(prefix) && e.path.ends_with(".toml"))
+      names.emplace_back(e.path.substr(prefix.size(), e.path.size() - prefix.size() - 5));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<Params> combinations(const std::vector<FieldSpec>& specs, const std::vector<std::vector<int64_t>>& values) {
+  if (specs.size() != values.size())
+    throw Error(fmt::format("{} value lists for {} fields", values.size(), specs.size()));
+  std::vector<Params> out{Params{}};
+  for (size_t f = 0; f < specs.size(); ++f) {
+    std::vector<Params> next;
+    next.reserve(out.size() * values[f].size());
+    for (const auto& partial : out)
+      for (int64_t v : values[f]) {
+        next.push_back(partial);
+        next.back().set(specs[f].name, v);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace ktune::sweep

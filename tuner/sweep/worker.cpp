@@ -1,0 +1,213 @@
+#include "sweep/worker.hpp"
+
+#include <sys/prctl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "bench/roofline.hpp"
+#include "bench/timing.hpp"
+#include "common/error.hpp"
+
+namespace ktune::sweep {
+namespace {
+using json = nlohmann::json;
+
+RunResult failed(RunStatus status, std::string detail) {
+  RunResult r;
+  r.status = status;
+  r.detail = std::move(detail);
+  return r;
+}
+
+bool write_all(int fd, std::string line) {
+  line += '\n';
+  for (size_t done = 0; done < line.size();) {
+    ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+json device_json(const backend::DeviceInfo& d) {
+  return {{"ordinal", d.ordinal},          {"name", d.name},          {"arch", d.arch},
+          {"compute_units", d.compute_units}, {"warp_size", d.warp_size}, {"l2_bytes", d.l2_bytes},
+          {"memory_bytes", d.memory_bytes}};
+}
+}  // namespace
+
+void CandidateRunner::prepare(const Family& family, const RunRequest& req) {
+  auto id = fmt::format("{}:{}:{}", family.name(), req.key.canonical(), req.seed);
+  if (key_.id == id) return;
+  key_ = {};  // frees the previous key's device memory first
+  KeyInstances k;
+  for (auto& shape : family.verify_shapes(req.key)) {
+    auto inst = family.instantiate(ctx_, req.key, shape, req.seed, true);
+    k.verify.emplace_back(std::move(shape), std::move(inst));
+  }
+  k.id = std::move(id);
+  key_ = std::move(k);
+}
+
+RunResult CandidateRunner::verify(const Family& family, const Candidate& c) {
+  RunResult r;
+  for (auto& [shape, inst] : key_.verify) {
+    const auto where = shape.pretty(family.shape_fields());
+    Verdict v;
+    try {
+      inst->poison();
+      inst->launch(c, 0);
+      v = inst->verify();
+    } catch (const DeviceFault&) {
+      throw;
+    } catch (const Error& e) {
+      return failed(RunStatus::verify_failed, fmt::format("verification shape {}: launch failed: {}", where, e.what()));
+    }
+    r.max_abs_err = std::max(r.max_abs_err, v.max_abs_err);
+    r.rel_l2_err = std::max(r.rel_l2_err, v.rel_l2_err);
+    if (!v.ok) {
+      r.status = RunStatus::verify_failed;
+      r.detail = fmt::format("verification shape {}: {}", where, v.detail);
+      return r;
+    }
+  }
+  return r;
+}
+
+RunResult CandidateRunner::time(const Family& family, const RunRequest& req, const Candidate& c, RunResult r) {
+  try {
+    if (!key_.timing) key_.timing = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
+    Instance& inst = *key_.timing;
+    auto enqueue = [&](int rotation) { inst.launch(c, rotation); };
+    r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.screen);
+    r.fully_timed = req.full_cutoff_us <= 0 || r.stats.median_us <= req.full_cutoff_us;
+    if (r.fully_timed) r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.full);
+    r.traffic = inst.traffic();
+    return r;
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const Error& e) {
+    return failed(RunStatus::verify_failed,
+                  fmt::format("timing shape {}: {}", req.shape.pretty(family.shape_fields()), e.what()));
+  }
+}
+
+RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
+  try {
+    prepare(family, req);
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const Error& e) {
+    key_ = {};
+    return failed(RunStatus::fault, fmt::format("could not set up the problem {}: {}",
+                                                req.key.pretty(family.key_fields()), e.what()));
+  }
+  std::unique_ptr<backend::Module> module;
+  try {
+    module = ctx_.load(req.code);
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const Error& e) {
+    return failed(RunStatus::load_failed, fmt::format("the code object does not load: {}", e.what()));
+  }
+  const Candidate c{req.config, module.get(), req.symbols};
+  RunResult r = verify(family, c);
+  if (r.status != RunStatus::ok) return r;
+  return time(family, req, c, std::move(r));
+}
+
+namespace {
+// Opens the device (a device worker) and says so; throws when it cannot.
+json hello(const WorkerSetup& setup, const json& req, std::unique_ptr<backend::Context>& ctx) {
+  json reply = {{"ready", true}};
+  if (setup.device < 0) return reply;
+  const backend::Backend& b = backend::by_name(setup.backend);
+  ctx = b.open(setup.device);
+  reply["device"] = device_json(ctx->info());
+  reply["driver"] = b.driver_version();
+  reply["copy_gbps"] = req.value("copy_gbps", false) ? bench::measure_copy_gbps(*ctx) : 0.0;
+  return reply;
+}
+
+json compile(const WorkerSetup& setup, const json& req) noexcept {
+  try {
+    return compile_reply(backend::by_name(setup.backend).compile(compile_request_from(req)));
+  } catch (const CompileError& e) {
+    return compile_error_reply(e.what(), e.log());
+  } catch (const std::exception& e) {
+    return compile_error_reply(e.what(), "");
+  }
+}
+
+// The candidate's result; `exit_status` is set when the worker must end after answering.
+RunResult run(CandidateRunner* runner, const json& req, int& exit_status) noexcept {
+  try {
+    if (!runner) throw Error("a run request before hello");
+    RunRequest r = run_request_from(req);
+    return runner->run(family(r.family), r);
+  } catch (const DeviceFault& e) {
+    exit_status = 3;
+    return failed(RunStatus::fault, e.what());
+  } catch (const std::exception& e) {
+    // Whatever state this left behind is unknown: answer, then make way for a fresh worker.
+    exit_status = 4;
+    return failed(RunStatus::fault, e.what());
+  }
+}
+}  // namespace
+
+int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
+  // A device worker must not outlive its sweep, even when it is stuck in a kernel and never reads
+  // the end of its input. The signal follows the thread that started the worker, so it is only
+  // for device workers (started by the sweep's main thread); a compile worker is started by a
+  // compiling thread that may end while another thread still uses it, and ends at the end of
+  // its input instead.
+  if (setup.device >= 0) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  std::unique_ptr<FILE, int (*)(FILE*)> in(::fdopen(in_fd, "r"), &std::fclose);
+  if (!in) return 2;
+  struct LineBuffer {
+    char* data = nullptr;
+    size_t capacity = 0;
+    ~LineBuffer() { std::free(data); }
+  } line;
+  std::unique_ptr<backend::Context> ctx;
+  std::unique_ptr<CandidateRunner> runner;
+  while (::getline(&line.data, &line.capacity, in.get()) > 0) {
+    const std::string_view text(line.data);
+    const auto req = json::parse(text, nullptr, false);
+    const std::string op = req.is_object() && req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "";
+    if (op == "exit") return 0;
+    if (op == "hello") {
+      json reply;
+      try {
+        reply = hello(setup, req, ctx);
+        if (ctx) runner = std::make_unique<CandidateRunner>(*ctx);
+      } catch (const std::exception& e) {
+        write_all(out_fd, json{{"ready", false}, {"error", e.what()}}.dump());
+        return 1;
+      }
+      if (!write_all(out_fd, reply.dump())) return 1;
+    } else if (op == "compile") {
+      if (!write_all(out_fd, compile(setup, req).dump())) return 1;
+    } else {
+      int exit_status = -1;
+      RunResult result = op == "run" ? run(runner.get(), req, exit_status)
+                                     : failed(RunStatus::fault, fmt::format("unknown request '{}'", text.substr(0, 200)));
+      if (op != "run") exit_status = 4;
+      result.fatal = exit_status >= 0;
+      if (!write_all(out_fd, to_json(result).dump())) return 1;
+      if (result.fatal) return exit_status;
+    }
+  }
+  return 0;
+}
+
+}  // namespace ktune::sweep

@@ -1,0 +1,49 @@
+#pragma once
+// The worker process's side of worker isolation (`ktune worker`): it owns the device, runs one
+// candidate at a time (verify on the family's verification shapes, then time on the timing
+// shape) and answers the sweep (protocol.hpp). A device fault ends the process after the
+// answer, because the context is unusable; the sweep starts a fresh worker. Started without a
+// device, a worker compiles instead (see process_compiler.hpp).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "kernels/family.hpp"
+#include "sweep/protocol.hpp"
+
+namespace ktune::sweep {
+
+// Runs candidates on one context. The instances of a key (the verification instances with their
+// CPU references, and the timing instance) are kept while consecutive requests share the key.
+class CandidateRunner {
+ public:
+  explicit CandidateRunner(backend::Context& ctx) : ctx_(ctx) {}
+  // Throws DeviceFault when the context became unusable; every other failure is in the result.
+  RunResult run(const Family& family, const RunRequest& req);
+
+ private:
+  struct KeyInstances {
+    std::string id;  // family and key
+    std::vector<std::pair<Params, std::unique_ptr<Instance>>> verify;
+    std::unique_ptr<Instance> timing;
+  };
+  void prepare(const Family& family, const RunRequest& req);
+  // ok (with the worst errors seen) or verify_failed.
+  RunResult verify(const Family& family, const Candidate& c);
+  RunResult time(const Family& family, const RunRequest& req, const Candidate& c, RunResult r);
+
+  backend::Context& ctx_;
+  KeyInstances key_;
+};
+
+struct WorkerSetup {
+  std::string backend;  // "cuda", "hip"
+  int device = -1;      // -1: a compile worker, which opens no device
+};
+
+// Serves requests from `in_fd` and answers on `out_fd` until an exit request or the end of the
+// input. Returns the process exit status.
+int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup);
+
+}  // namespace ktune::sweep
