@@ -94,31 +94,37 @@ const Family* registered_family(std::string_view name) noexcept {
 }
 
 Params parse_user_key(std::string_view text, const std::vector<FieldSpec>& fields) {
+  return parse_user_params(text, fields, "key");
+}
+
+Params parse_user_params(std::string_view text, const std::vector<FieldSpec>& fields, std::string_view what,
+                         const Params& defaults) {
   std::vector<std::pair<std::string_view, std::string_view>> items;
   for (size_t start = 0; start < text.size();) {
     const auto end = std::min(text.find_first_of(" ,\t", start), text.size());
     if (end > start) items.push_back(split_item(text.substr(start, end - start)));
     start = end + 1;
   }
-  Params key;
+  Params given;
   for (const auto& [name, value] : items) {
-    if (key.find(name)) throw Error(fmt::format("key field '{}' is given twice", name));
+    if (given.find(name)) throw Error(fmt::format("{} field '{}' is given twice", what, name));
     if (fields.empty()) {
       auto v = integer(value);
-      if (!v) throw Error(fmt::format("key field {}: '{}' is not an integer", name, value));
-      key.set(name, *v);
+      if (!v) throw Error(fmt::format("{} field {}: '{}' is not an integer", what, name, value));
+      given.set(name, *v);
       continue;
     }
     const auto* spec = field_named(fields, name);
     if (!spec)
-      throw Error(fmt::format("unknown key field '{}' (the key has {})", name, fmt::join(names_of(fields), ", ")));
-    key.set(name, spec->parse(value));
+      throw Error(fmt::format("unknown {} field '{}' (the {} has {})", what, name, what, fmt::join(names_of(fields), ", ")));
+    given.set(name, spec->parse(value));
   }
-  if (fields.empty()) return key;
+  if (fields.empty()) return given;
   Params ordered;
   for (const auto& spec : fields) {
-    auto v = key.find(spec.name);
-    if (!v) throw Error(fmt::format("key field '{}' is missing (the key has {})", spec.name,
+    auto v = given.find(spec.name);
+    if (!v) v = defaults.find(spec.name);
+    if (!v) throw Error(fmt::format("{} field '{}' is missing (the {} has {})", what, spec.name, what,
                                     fmt::join(names_of(fields), ", ")));
     ordered.set(spec.name, *v);
   }

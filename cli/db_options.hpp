@@ -35,5 +35,9 @@ const Family* registered_family(std::string_view name) noexcept;
 // the result is in declaration order; without (empty), values must be integers and keep the
 // given order. Throws Error naming the offending item and the accepted values.
 Params parse_user_key(std::string_view text, const std::vector<FieldSpec>& fields);
+// The same for any field list: `what` names the fields in messages ("config field 'rows' is
+// missing"), and a field absent from `text` takes its value from `defaults` where it has one.
+Params parse_user_params(std::string_view text, const std::vector<FieldSpec>& fields, std::string_view what,
+                         const Params& defaults = {});
 
 }  // namespace ktune::cli

@@ -8,11 +8,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "backend/backend.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
+#include "device_choice.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "space_options.hpp"
@@ -32,21 +32,6 @@ struct SweepCliOptions : SpaceOptions {
   double timeout_s = 120;
 };
 
-// The backend with a usable device: the one asked for, else the first that has one.
-backend::Backend& device_backend(const SweepCliOptions& o) {
-  std::vector<std::string> why;
-  for (backend::Backend* b : backend::all()) {
-    if (!o.backend.empty() && b->name() != o.backend) continue;
-    if (b->available() && b->device_count() > 0) return *b;
-    why.push_back(fmt::format("{}: {}", b->name(), b->available() ? "no devices" : b->unavailable_reason()));
-  }
-  if (!o.backend.empty() && why.empty()) backend::by_name(o.backend);  // throws, naming the built backends
-  throw Unavailable(fmt::format(
-      "no GPU to sweep on ({}). To check that the space compiles without a device, run: ktune compile --kernel {} "
-      "--space {} --arch gfx90a (or sm_90a)",
-      fmt::join(why, "; "), o.kernel, o.space));
-}
-
 // The command line as started, for the run's provenance.
 std::string command_line() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
@@ -64,12 +49,12 @@ std::string host_name() {
 
 void run(const SweepCliOptions& o) {
   const Family& fam = family(o.kernel);
-  backend::Backend& b = device_backend(o);
-  if (o.device < 0 || o.device >= b.device_count())
-    throw Error(fmt::format("--device {}: {} has devices 0..{}", o.device, b.name(), b.device_count() - 1));
-  const backend::DeviceInfo info = b.device_info(o.device);
-  if (!b.compiler_available())
-    throw Unavailable(fmt::format("cannot compile for {}: {}", info.arch, b.compiler_unavailable_reason()));
+  backend::Backend& b = device_backend(
+      o.backend, "sweep on",
+      fmt::format("To check that the space compiles without a device, run: ktune compile --kernel {} --space {} "
+                  "--arch gfx90a (or sm_90a)",
+                  o.kernel, o.space));
+  const backend::DeviceInfo info = checked_device(b, o.device);
   target_limits(info.arch);  // throws for an arch ktune has no limits for
   const auto space = load_filtered_space(o);
 

@@ -14,6 +14,7 @@ pkgs=(
   libbenchmark-dev                # dispatch lookup benchmarks
   librapidcheck-dev               # property tests of the generated dispatcher
   libamdhip64-dev                 # HIP headers + hipRTC (compile for gfx90a without a GPU)
+  clang-14 libclang-rt-14-dev     # libFuzzer + sanitizer runtimes: scripts/fuzz.sh fuzzes the space parser and db loader
 )
 missing=()
 for p in "${pkgs[@]}"; do

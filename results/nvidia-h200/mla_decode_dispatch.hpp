@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-11-29T11:13:50Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+     run 1, started 2026-11-29T12:01:07Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
        template hash fce7f7661f4bfbcf, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.T1z1Q4OoJP/mla_decode.db --budget 240 --timeout 30
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.qmoIVE7tQR/mla_decode.db --budget 240 --timeout 30
 */
 #pragma once
 
@@ -136,37 +136,36 @@ inline constexpr const char* kNames0[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 
 inline constexpr const char* kNames1[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 0, 0, 0>", "ktune::mla_combine<64>"};
 inline constexpr const char* kNames2[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 1, 0, 0>", "ktune::mla_combine<64>"};
 inline constexpr const char* kNames3[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 1, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode<16, 32, 256, 1, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 1, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 1, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 1, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 1, 1, 0>", "ktune::mla_combine<64>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 256, 2, 2, Math::simt}, kNames0, 2, 256, 95744, 310.4479908943176},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 8
-    {{16, 32, 256, 2, 2, Math::simt}, kNames0, 2, 256, 95744, 608.1439852714539},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 40
-    {{64, 32, 256, 1, 2, Math::simt}, kNames1, 2, 256, 121344, 822.2080171108246},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 78
-    {{64, 32, 256, 1, 2, Math::simt}, kNames1, 2, 256, 121344, 1605.3280234336853},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 1, 0, Math::simt}, kNames1, 2, 256, 121344, 2560.0640773773193},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 189
-    {{64, 32, 256, 1, 0, Math::simt}, kNames1, 2, 256, 121344, 5102.719783782959},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 245
-    {{16, 32, 256, 2, 2, Math::simt}, kNames2, 2, 256, 95744, 371.2640106678009},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 16
-    {{16, 32, 256, 2, 2, Math::simt}, kNames2, 2, 256, 95744, 735.1679801940918},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
-    {{64, 32, 256, 1, 2, Math::simt}, kNames3, 2, 256, 121344, 920.496016740799},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 92
-    {{64, 32, 256, 1, 2, Math::simt}, kNames3, 2, 256, 121344, 1799.0079522132874},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 148
-    {{64, 32, 256, 1, 0, Math::simt}, kNames3, 2, 256, 121344, 2893.3600187301636},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 203
-    {{64, 32, 256, 1, 0, Math::simt}, kNames3, 2, 256, 121344, 5772.752046585083},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 259
-    {{16, 32, 256, 1, 2, Math::simt}, kNames4, 2, 256, 58368, 317.24800169467926},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 22
-    {{16, 32, 256, 2, 2, Math::simt}, kNames5, 2, 256, 95744, 606.0959994792938},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
-    {{64, 32, 256, 1, 2, Math::simt}, kNames6, 2, 256, 121344, 829.5040130615234},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 106
-    {{64, 32, 256, 1, 2, Math::simt}, kNames6, 2, 256, 121344, 1605.0559878349304},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 162
-    {{64, 32, 256, 1, 0, Math::simt}, kNames6, 2, 256, 121344, 2571.4879035949707},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 217
-    {{64, 32, 256, 1, 0, Math::simt}, kNames6, 2, 256, 121344, 5112.639904022217},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 273
-    {{16, 32, 256, 2, 2, Math::simt}, kNames7, 2, 256, 95744, 376.3040006160736},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 32
-    {{16, 32, 256, 2, 2, Math::simt}, kNames7, 2, 256, 95744, 743.6480224132538},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 64
-    {{64, 32, 256, 1, 2, Math::simt}, kNames8, 2, 256, 121344, 918.4160232543945},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 120
-    {{64, 32, 256, 1, 2, Math::simt}, kNames8, 2, 256, 121344, 1798.2240319252014},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 176
-    {{64, 32, 256, 1, 0, Math::simt}, kNames8, 2, 256, 121344, 2875.264048576355},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 231
-    {{64, 32, 256, 1, 0, Math::simt}, kNames8, 2, 256, 121344, 5723.407983779907},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 287
+    {{16, 32, 256, 2, 2, Math::simt}, kNames0, 2, 256, 95744, 308.23999643325806},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 8
+    {{16, 32, 256, 2, 2, Math::simt}, kNames0, 2, 256, 95744, 599.4560122489929},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 40
+    {{64, 32, 256, 1, 2, Math::simt}, kNames1, 2, 256, 121344, 818.1279897689819},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 78
+    {{64, 32, 256, 1, 2, Math::simt}, kNames1, 2, 256, 121344, 1600.3519892692566},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 1, 0, Math::simt}, kNames1, 2, 256, 121344, 2554.495930671692},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 189
+    {{64, 32, 256, 1, 0, Math::simt}, kNames1, 2, 256, 121344, 5112.623929977417},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 245
+    {{16, 32, 256, 2, 2, Math::simt}, kNames2, 2, 256, 95744, 369.77599561214447},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 16
+    {{16, 32, 256, 2, 2, Math::simt}, kNames2, 2, 256, 95744, 740.5120134353638},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
+    {{64, 32, 256, 1, 2, Math::simt}, kNames3, 2, 256, 121344, 916.9279932975769},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 92
+    {{64, 32, 256, 1, 2, Math::simt}, kNames3, 2, 256, 121344, 1803.4400343894958},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 148
+    {{64, 32, 256, 1, 0, Math::simt}, kNames3, 2, 256, 121344, 2902.5919437408447},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 203
+    {{64, 32, 256, 1, 0, Math::simt}, kNames3, 2, 256, 121344, 5767.744064331055},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 259
+    {{16, 32, 256, 2, 2, Math::simt}, kNames4, 2, 256, 95744, 307.98399448394775},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 24
+    {{16, 32, 256, 2, 2, Math::simt}, kNames4, 2, 256, 95744, 598.8480150699615},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
+    {{64, 32, 256, 1, 2, Math::simt}, kNames5, 2, 256, 121344, 819.1840052604675},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 106
+    {{64, 32, 256, 1, 2, Math::simt}, kNames5, 2, 256, 121344, 1604.6879887580872},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 162
+    {{64, 32, 256, 1, 0, Math::simt}, kNames5, 2, 256, 121344, 2560.1279735565186},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 217
+    {{64, 32, 256, 1, 0, Math::simt}, kNames5, 2, 256, 121344, 5135.840177536011},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 273
+    {{16, 32, 256, 2, 2, Math::simt}, kNames6, 2, 256, 95744, 369.56800520420074},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 32
+    {{16, 32, 256, 2, 2, Math::simt}, kNames6, 2, 256, 95744, 735.4559898376465},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 64
+    {{64, 32, 256, 1, 2, Math::simt}, kNames7, 2, 256, 121344, 913.0880236625671},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 120
+    {{64, 32, 256, 1, 2, Math::simt}, kNames7, 2, 256, 121344, 1790.112018585205},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 176
+    {{64, 32, 256, 1, 0, Math::simt}, kNames7, 2, 256, 121344, 2866.479992866516},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 231
+    {{64, 32, 256, 1, 0, Math::simt}, kNames7, 2, 256, 121344, 5729.536056518555},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 287
 };
 
 // sm_90a

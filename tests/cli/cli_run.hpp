@@ -4,9 +4,12 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace ktune::testing {
 
@@ -15,10 +18,17 @@ struct CliResult {
   std::string output;  // stdout and stderr, interleaved
 };
 
+// The ktune executable: $KTUNE when set (a build carried to another machine, as
+// scripts/device/check.sh does), else the one built with these tests.
+inline std::string ktune_exe() {
+  const char* env = std::getenv("KTUNE");
+  return env != nullptr && *env != '\0' ? env : KTUNE_EXE;
+}
+
 // `args` is appended to the executable's path as shell words; `env` (e.g. "KTUNE_CACHE_DIR=/x")
 // is prefixed; `input` (no single quotes) is the standard input, followed by a newline.
 inline CliResult run_ktune(const std::string& args, const std::string& env = "", const std::string& input = "") {
-  const std::string cmd = "printf '%s\\n' '" + input + "' | " + env + " " + KTUNE_EXE + " " + args + " 2>&1";
+  const std::string cmd = "printf '%s\\n' '" + input + "' | " + env + " " + ktune_exe() + " " + args + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) throw std::runtime_error("popen failed: " + cmd);
   CliResult r;
@@ -30,6 +40,15 @@ inline CliResult run_ktune(const std::string& args, const std::string& env = "",
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// True when `ktune devices` finds a GPU (then the no-device messages cannot be observed).
+inline bool has_gpu() {
+  auto r = run_ktune("devices --no-bandwidth --json");
+  auto j = nlohmann::json::parse(r.output);
+  for (const auto& b : j.at("backends"))
+    if (!b.at("devices").empty()) return true;
+  return false;
+}
 
 // A fresh directory under /tmp, removed with everything in it on destruction.
 class CliTempDir {

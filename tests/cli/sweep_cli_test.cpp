@@ -1,19 +1,10 @@
 // `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
 
 namespace ktune::testing {
 namespace {
-
-bool has_gpu() {
-  auto r = run_ktune("devices --no-bandwidth --json");
-  auto j = nlohmann::json::parse(r.output);
-  for (const auto& b : j.at("backends"))
-    if (!b.at("devices").empty()) return true;
-  return false;
-}
 
 TEST(SweepCli, WithoutADeviceSuggestsCompile) {
   if (has_gpu()) GTEST_SKIP() << "this machine has a GPU; the no-device message cannot be shown here";

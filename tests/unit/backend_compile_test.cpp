@@ -92,7 +92,7 @@ TEST_P(BackendCompile, ForeignArchIsRejectedBeforeCompiling) {
 }
 
 TEST_P(BackendCompile, ConcurrentCompilesAgreeWithASequentialOne) {
-  // The sweep compiles on all cores at once through one Backend.
+  // Callers may compile from several threads through one Backend (hipRTC serialises inside).
   Backend* b = backend();
   if (!b) GTEST_SKIP() << skip_reason;
   CompileRequest req = request(kScaleSource);

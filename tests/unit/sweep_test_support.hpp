@@ -117,6 +117,7 @@ class FakeContext : public backend::Context {
     auto* k = static_cast<FakeKernel*>(fn);
     if (k->fault) throw DeviceFault("illegal address");
     if (k->error) throw Error("too many resources requested for launch");
+    ++launches;
     now_us_ += k->us;
     if (!k->skip) **static_cast<int64_t**>(args[0]) = k->value;
   }
@@ -129,6 +130,8 @@ class FakeContext : public backend::Context {
   void begin_capture() override {}
   std::unique_ptr<backend::Graph> end_capture() override { return nullptr; }
   void replay(backend::Graph&) override { throw Error("no graphs here"); }
+
+  int launches = 0;  // kernel launches that ran
 
  private:
   backend::DeviceInfo info_{0, "Fake GPU", "sm_90a", 1, 32, 1 << 20, 1 << 30, 48 << 10, 48 << 10, 1000000};

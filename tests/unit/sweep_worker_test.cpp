@@ -74,6 +74,34 @@ TEST_F(SweepWorker, ScreeningDecidesTheFullMeasurement) {
   EXPECT_TRUE(close.fully_timed);
 }
 
+TEST_F(SweepWorker, WithoutCutoffOnlyTheFullMeasurementRuns) {
+  auto r = runner.run(family, request("value=39 us=10"));
+  ASSERT_EQ(r.status, RunStatus::ok) << r.detail;
+  auto screened = request("value=39 us=10", 16, 100.0);
+  screened.full.max_samples = 10;
+  screened.full.min_samples = 10;
+  const int before = ctx.launches;
+  runner.run(family, screened);
+  const int with_screen = ctx.launches - before;
+  auto direct = screened;
+  direct.full_cutoff_us = 0;
+  const int before_direct = ctx.launches;
+  runner.run(family, direct);
+  EXPECT_LT(ctx.launches - before_direct, with_screen) << "no screening measurement without a cutoff";
+}
+
+TEST_F(SweepWorker, NoVerifyTimesWithoutChecking) {
+  auto wrong = request("value=40 us=10");
+  wrong.verify = false;
+  auto r = runner.run(family, wrong);
+  ASSERT_EQ(r.status, RunStatus::ok) << "not checked, so not rejected: " << r.detail;
+  EXPECT_NEAR(r.stats.median_us, 10, 1e-3);
+  EXPECT_EQ(family.instances, 1) << "only the timing instance";
+  auto checked = request("value=40 us=10");
+  EXPECT_EQ(runner.run(family, checked).status, RunStatus::verify_failed)
+      << "a key first prepared without verification is verified when asked";
+}
+
 TEST_F(SweepWorker, InstancesAreKeptWhileTheKeyStays) {
   runner.run(family, request("value=39 us=10"));
   runner.run(family, request("value=39 us=12"));
@@ -104,6 +132,9 @@ TEST(SweepProtocol, MessagesRoundTrip) {
   EXPECT_EQ(back.symbols, req.symbols);
   EXPECT_EQ(back.full.max_samples, 30);
   EXPECT_EQ(back.full_cutoff_us, 12.5);
+  EXPECT_TRUE(back.verify);
+  req.verify = false;
+  EXPECT_FALSE(run_request_from(nlohmann::json::parse(to_json(req).dump())).verify);
 
   RunResult r;
   r.status = RunStatus::verify_failed;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
 #include <vector>
 
 #include "backend/hip_runtime.hpp"
@@ -60,6 +61,11 @@ std::string HiprtcCompiler::program_log(hiprtcProgram prog) const {
 }
 
 CompileResult HiprtcCompiler::compile(const CompileRequest& req) const {
+  // hipRTC (seen with ROCm 5.2) crashes when two threads compile at once, and serialises its
+  // compiles internally anyway: one compile at a time per process. Parallel compilation runs in
+  // worker processes instead (tuner/sweep/process_compiler).
+  static std::mutex one_at_a_time;
+  const std::lock_guard<std::mutex> lock(one_at_a_time);
   hiprtcProgram prog = nullptr;
   check(hiprtcCreateProgram(&prog, req.source.c_str(), req.source_name.c_str(), 0, nullptr, nullptr),
         "hiprtcCreateProgram");

@@ -29,4 +29,14 @@ double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy) {
   return 2.0 * static_cast<double>(bytes) / (stats.median_us * 1e3);
 }
 
+Rates rates_of(double bytes, double flops, double median_us, double copy_gbps, double matrix_tflops) noexcept {
+  Rates r;
+  if (!(median_us > 0)) return r;
+  r.gbps = bytes / (median_us * 1e3);
+  r.tflops = flops / (median_us * 1e6);
+  if (copy_gbps > 0) r.frac_copy_bw = r.gbps / copy_gbps;
+  if (matrix_tflops > 0) r.frac_matrix = r.tflops / matrix_tflops;
+  return r;
+}
+
 }  // namespace ktune::bench

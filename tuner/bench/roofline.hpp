@@ -11,4 +11,14 @@ namespace ktune::bench {
 // Throws Error when the device lacks the memory for a meaningful measurement.
 double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy = {});
 
+// What one launch achieved, and as fractions of the roofline measured in the same run.
+struct Rates {
+  double gbps = 0;          // bytes / median
+  double tflops = 0;        // flops / median
+  double frac_copy_bw = 0;  // gbps / copy_gbps; 0 when copy_gbps was not measured (0)
+  double frac_matrix = 0;   // tflops / matrix_tflops; 0 when matrix_tflops was not measured (0)
+};
+// All zero unless median_us > 0.
+Rates rates_of(double bytes, double flops, double median_us, double copy_gbps, double matrix_tflops) noexcept;
+
 }  // namespace ktune::bench

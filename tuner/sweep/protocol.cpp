@@ -67,7 +67,8 @@ json to_json(const RunRequest& r) {
           {"seed", r.seed},
           {"screen", policy_json(r.screen)},
           {"full", policy_json(r.full)},
-          {"full_cutoff_us", r.full_cutoff_us}};
+          {"full_cutoff_us", r.full_cutoff_us},
+          {"verify", r.verify}};
 }
 
 RunRequest run_request_from(const json& j) {
@@ -83,6 +84,7 @@ RunRequest run_request_from(const json& j) {
     r.screen = policy_from(j.at("screen"));
     r.full = policy_from(j.at("full"));
     j.at("full_cutoff_us").get_to(r.full_cutoff_us);
+    j.at("verify").get_to(r.verify);
     return r;
   });
 }

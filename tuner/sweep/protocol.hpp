@@ -34,8 +34,12 @@ struct RunRequest {
   uint64_t seed = 0;               // inputs; the same for every config of a key
   bench::TimingPolicy screen;      // the short first measurement
   bench::TimingPolicy full;
-  // Full measurement only when the screening median is at most this; 0: always.
+  // Full measurement only when the screening median is at most this; 0: always, without
+  // screening first.
   double full_cutoff_us = 0;
+  // false: time without verifying (`ktune bench --no-verify`); the result then says nothing
+  // about correctness. A sweep always verifies.
+  bool verify = true;
 };
 
 enum class RunStatus { ok, verify_failed, load_failed, fault };

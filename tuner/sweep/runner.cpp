@@ -9,11 +9,18 @@
 #include <fmt/ranges.h>
 #include <xxhash.h>
 
+#include "bench/roofline.hpp"
 #include "common/error.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
 
 namespace ktune::sweep {
+
+uint64_t seed_of(const Params& key) noexcept {
+  auto text = key.canonical();
+  return XXH64(text.data(), text.size(), 0x6b74756e65);
+}
+
 namespace {
 using db::Status;
 using Clock = std::chrono::steady_clock;
@@ -92,11 +99,6 @@ std::string no_config_detail(const PlannedKey& k, std::string_view arch) {
                      fmt::join(reasons, "; "));
 }
 
-uint64_t seed_of(const Params& key) {
-  auto text = key.canonical();
-  return XXH64(text.data(), text.size(), 0x6b74756e65);
-}
-
 class Sweep {
  public:
   Sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
@@ -119,7 +121,9 @@ class Sweep {
   void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
   db::Measurement run_candidate(const PlannedKey& k, size_t i, const jit::CompileOutcome& code, KeyTally& tally,
                                 bool& fully_timed);
-  void close_key(const PlannedKey& k, const KeyTally& tally, Progress& progress);
+  // Clears the key's measured gap or records one; reports it unless `progress` is null.
+  // Idempotent: a resumed sweep closes again the keys a killed one finished but had not closed.
+  void close_key(const PlannedKey& k, const KeyTally& tally, Progress* progress);
   void add_gap(const Params& key, db::GapReason reason, std::string detail);
   bool over_budget() const {
     return options_.budget_s > 0 &&
@@ -229,27 +233,28 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   m.p10_us = r.stats.p10_us;
   m.p90_us = r.stats.p90_us;
   m.samples = r.stats.n;
-  if (m.median_us > 0) {
-    m.gbps = r.traffic.bytes / (m.median_us * 1e3);
-    m.tflops = r.traffic.flops / (m.median_us * 1e6);
-  }
-  if (run_.copy_gbps > 0) m.frac_copy_bw = m.gbps / run_.copy_gbps;
-  if (run_.matrix_tflops > 0) m.frac_matrix = m.tflops / run_.matrix_tflops;
+  const auto rates = bench::rates_of(r.traffic.bytes, r.traffic.flops, m.median_us, run_.copy_gbps, run_.matrix_tflops);
+  m.gbps = rates.gbps;
+  m.tflops = rates.tflops;
+  m.frac_copy_bw = rates.frac_copy_bw;
+  m.frac_matrix = rates.frac_matrix;
   if (!fully_timed)
     m.detail = fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
   return m;
 }
 
-void Sweep::close_key(const PlannedKey& k, const KeyTally& tally, Progress& progress) {
+void Sweep::close_key(const PlannedKey& k, const KeyTally& tally, Progress* progress) {
   const auto name = k.key.pretty(family_.key_fields());
   if (tally.ok > 0) {
     db_.remove_gap(run_.family, run_.arch, k.key, "measured");
-    progress.key_done(fmt::format("{}: {} ok, best {:.2f} us", name, tally.ok, tally.best_us), false);
+    if (progress) progress->key_done(fmt::format("{}: {} ok, best {:.2f} us", name, tally.ok, tally.best_us), false);
     return;
   }
   const auto reason = gap_reason(tally);
   auto detail = gap_detail(tally, status_of(reason));
-  progress.key_done(fmt::format("{}: gap ({}): {}", name, status_name(status_of(reason)), excerpt(detail, 200)), true);
+  if (progress)
+    progress->key_done(fmt::format("{}: gap ({}): {}", name, status_name(status_of(reason)), excerpt(detail, 200)),
+                       true);
   add_gap(k.key, reason, std::move(detail));
 }
 
@@ -290,7 +295,7 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
     }
     progress.candidate_done(m.status == Status::ok);
   }
-  close_key(k, tally, progress);
+  close_key(k, tally, &progress);
 }
 
 SweepSummary Sweep::run() {
@@ -301,6 +306,11 @@ SweepSummary Sweep::run() {
   summary_.infeasible = plan.infeasible;
   summary_.already_done = plan.done;
   Progress progress(options_.progress, plan.candidates);
+  // Keys whose every config the resumed runs measured: a sweep killed after a key's last
+  // measurement and before its gap was recorded (or cleared) left the key open. Reported when
+  // they ran, so closed silently.
+  for (const auto& k : plan.keys)
+    if (k.configs.empty() && k.done > 0) close_key(k, prior_[k.key], nullptr);
   if (summary_.resumed && plan.candidates == 0) {
     summary_.run_id = run_.id;
     progress.message(fmt::format("run {}: nothing left to do", run_.id));

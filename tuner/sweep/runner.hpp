@@ -2,11 +2,28 @@
 // The sweep: plan, compile (in parallel, through the cache, one key ahead of the device), run
 // every candidate in a worker process, record each result as soon as it arrives, and record a
 // gap for every key that ends without a verified kernel.
+//
+// Killed and resumed: every result is committed as it arrives, so a sweep killed at any moment
+// (SIGKILL included) loses at most the candidate in flight; `resume` continues the latest
+// compatible run, skips the (key, config) pairs already recorded, and closes (gap recorded or
+// cleared) the keys the killed sweep finished measuring but had not closed. The result is the
+// one an uninterrupted sweep records (tests/unit/sweep_kill_resume_test.cpp).
+//
+// Several sweeps on one database at once (tests/unit/sweep_concurrency_test.cpp):
+//  - without `resume`, each sweep is its own run and every row of every run is kept, whether the
+//    keys overlap or not; winners() answers per run, and codegen serves each key from its newest
+//    run (dispatch/table.hpp). A key's measured gap is one row per family/arch/key: the sweep
+//    that closes the key last sets (or clears) it.
+//  - with `resume`, concurrent sweeps continue the same run, and a candidate both planned is
+//    measured by both: both rows are kept, and winners() picks the lowest median, then the
+//    lowest id. To split one space over several processes, give each a `shard` instead.
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "bench/stopping.hpp"
+#include "common/params.hpp"
 #include "db/database.hpp"
 #include "jit/compiler.hpp"
 #include "sweep/plan.hpp"
@@ -14,6 +31,10 @@
 #include "sweep/space.hpp"
 
 namespace ktune::sweep {
+
+// The seed of a key's random inputs: the same for every config of the key, so that candidates
+// (and `ktune bench` runs) of one key are verified and timed on the same data.
+uint64_t seed_of(const Params& key) noexcept;
 
 // The short first measurement of every candidate: enough to tell the contenders from the rest.
 bench::TimingPolicy screening_policy() noexcept;

@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "sweep/embedded_spaces.hpp"
+#include "sweep/toml_guard.hpp"
 
 namespace ktune::sweep {
 namespace {
@@ -68,8 +69,9 @@ const toml::table* section_of(const toml::table& root, std::string_view section,
   }
   const toml::table* table = node->as_table();
   if (!table) throw Error(fmt::format("{}: '{}' must be a table, found {}", where(origin, *node), section, kind_of(*node)));
+  // The binding is captured by an init-capture: clang before 16 cannot capture structured bindings.
   for (const auto& [name, value] : *table)
-    if (std::none_of(specs.begin(), specs.end(), [&](const FieldSpec& s) { return s.name == name.str(); }))
+    if (std::none_of(specs.begin(), specs.end(), [&key = name](const FieldSpec& s) { return s.name == key.str(); }))
       throw Error(fmt::format("{}: [{}] unknown field '{}' (fields of {}: {})", where(origin, value), section,
                               name.str(), family, field_names(specs)));
   for (const auto& s : specs)
@@ -124,6 +126,7 @@ std::string builtin_path(std::string_view family, std::string_view name) {
 }  // namespace
 
 Space parse_space(std::string_view text, std::string_view origin, const Family& family) {
+  require_toml_safe_for_parser(text, origin);
   toml::table root;
   try {
     root = toml::parse(text, origin);

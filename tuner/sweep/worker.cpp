@@ -45,14 +45,17 @@ json device_json(const backend::DeviceInfo& d) {
 }  // namespace
 
 void CandidateRunner::prepare(const Family& family, const RunRequest& req) {
-  auto id = fmt::format("{}:{}:{}", family.name(), req.key.canonical(), req.seed);
+  // Whether the key is verified is part of its identity: a key prepared without verification
+  // instances must not pass a later request's verification vacuously.
+  auto id = fmt::format("{}:{}:{}:{}", family.name(), req.key.canonical(), req.seed, req.verify);
   if (key_.id == id) return;
   key_ = {};  // frees the previous key's device memory first
   KeyInstances k;
-  for (auto& shape : family.verify_shapes(req.key)) {
-    auto inst = family.instantiate(ctx_, req.key, shape, req.seed, true);
-    k.verify.emplace_back(std::move(shape), std::move(inst));
-  }
+  if (req.verify)
+    for (auto& shape : family.verify_shapes(req.key)) {
+      auto inst = family.instantiate(ctx_, req.key, shape, req.seed, true);
+      k.verify.emplace_back(std::move(shape), std::move(inst));
+    }
   k.id = std::move(id);
   key_ = std::move(k);
 }
@@ -87,7 +90,8 @@ RunResult CandidateRunner::time(const Family& family, const RunRequest& req, con
     if (!key_.timing) key_.timing = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
     Instance& inst = *key_.timing;
     auto enqueue = [&](int rotation) { inst.launch(c, rotation); };
-    r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.screen);
+    // Without a cutoff the screening measurement would decide nothing.
+    if (req.full_cutoff_us > 0) r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.screen);
     r.fully_timed = req.full_cutoff_us <= 0 || r.stats.median_us <= req.full_cutoff_us;
     if (r.fully_timed) r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.full);
     r.traffic = inst.traffic();
@@ -119,7 +123,8 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
     return failed(RunStatus::load_failed, fmt::format("the code object does not load: {}", e.what()));
   }
   const Candidate c{req.config, module.get(), req.symbols};
-  RunResult r = verify(family, c);
+  RunResult r;
+  if (req.verify) r = verify(family, c);
   if (r.status != RunStatus::ok) return r;
   return time(family, req, c, std::move(r));
 }

@@ -19,7 +19,9 @@ namespace ktune::sweep {
 class CandidateRunner {
  public:
   explicit CandidateRunner(backend::Context& ctx) : ctx_(ctx) {}
-  // Throws DeviceFault when the context became unusable; every other failure is in the result.
+  // Loads the code, verifies (unless !req.verify), then times. Also what `ktune bench` runs in
+  // its own process. Throws DeviceFault when the context became unusable; every other failure
+  // is in the result.
   RunResult run(const Family& family, const RunRequest& req);
 
  private:
