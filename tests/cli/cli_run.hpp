@@ -10,6 +10,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include "support/temp_dir.hpp"
 
 namespace ktune::testing {
 
@@ -50,24 +51,6 @@ inline bool has_gpu() {
   return false;
 }
 
-// A fresh directory under /tmp, removed with everything in it on destruction.
-class CliTempDir {
- public:
-  CliTempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ktune-cli-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~CliTempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  CliTempDir(const CliTempDir&) = delete;
-  CliTempDir& operator=(const CliTempDir&) = delete;
-  const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
-};
+using CliTempDir = ::ktune::test_support::TempDir;
 
 }  // namespace ktune::testing

@@ -21,35 +21,11 @@
 #include "common/error.hpp"
 #include "jit/compiler.hpp"
 #include "kernels/family.hpp"
+#include "support/temp_dir.hpp"
 
 namespace ktune::testing {
 
-// A fresh directory under /tmp, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ktune-test-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const noexcept { return path_; }
-  // Writes `contents` to `relative` (creating folders) and returns the full path.
-  std::string write(const std::string& relative, const std::string& contents) const {
-    std::filesystem::path p = std::filesystem::path(path_) / relative;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << contents;
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using TempDir = ::ktune::test_support::TempDir;
 
 
 // A host-memory "device" whose kernels are described by their code object text:
