@@ -1,11 +1,9 @@
 #include "db/migrations.hpp"
 
-#include <vector>
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "db/schema_sql.hpp"
@@ -21,13 +19,17 @@ std::span<const Migration> migrations() noexcept {
 
 int read_schema_version(SQLite::Database& c, const std::string& path) {
   try {
-    if (!c.tableExists("meta")) {
-      std::vector<std::string> objects;
-      SQLite::Statement q(c, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6");
-      while (q.executeStep()) objects.push_back(q.getColumn(0).getString());
-      if (!objects.empty())
+    // One statement, so one snapshot: outside a transaction, two statements could straddle
+    // another process's migration and see no meta table but the tables created with it.
+    SQLite::Statement objects(c,
+                              "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
+                              "(SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master "
+                              "WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6))");
+    objects.executeStep();
+    if (objects.getColumn(0).getInt() == 0) {
+      if (!objects.getColumn(1).isNull())
         throw Error(fmt::format("{}: a SQLite database but not a ktune one: no meta table, but {}", path,
-                                fmt::join(objects, ", ")));
+                                objects.getColumn(1).getString()));
       return 0;
     }
     SQLite::Statement q(c, "SELECT schema_version FROM meta WHERE id = 1");
