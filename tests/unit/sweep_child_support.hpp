@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -77,6 +78,7 @@ inline Gaps gaps_of(db::Database& db) {
 
 // Empty when the file opens as a tuning database and SQLite's quick_check passes; else why not.
 inline std::string damage_of(const std::string& path) {
+  if (!std::filesystem::exists(path)) return "";  // killed before it created the file: nothing to lose
   try {
     db::Database::open(path, /*create=*/false);
     SQLite::Database raw(path, SQLite::OPEN_READONLY);

@@ -81,7 +81,7 @@ TEST_F(SweepKillResume, KilledAtRandomAndResumedEndsAsAnUninterruptedSweep) {
   }
   std::printf("[ kills    ] %d kills survived (%d mid-sweep) in %d attempts; %zu rows and %zu gaps compared\n", kills,
               kills_mid_sweep, attempts, want_rows.size(), want_gaps.size());
-  EXPECT_GE(kills, 20);
+  EXPECT_GE(kills, 10) << "too few kills to mean anything";
   EXPECT_GE(kills_mid_sweep, 5) << "the kills must hit sweeps that had started recording";
 
   auto killed = db::Database::open(path, false);
