@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <SQLiteCpp/Statement.h>
@@ -38,32 +40,62 @@ std::string printable(const unsigned char* p, size_t n) {
   return s;
 }
 
-// Rejects, from the 100-byte header alone and before SQLite opens it, a file that is not SQLite
-// or that is shorter than its header says (SQLite itself only notices the latter when it reads
-// a missing page, possibly half-way through a write).
-void check_header(const std::string& path, uintmax_t size) {
-  if (size == 0) return;  // an empty file is an empty database: schema version 0
+// The file's size and its first 100 bytes, read without any SQLite lock.
+struct RawHeader {
+  uintmax_t size = 0;
+  std::array<unsigned char, 100> bytes{};
+  size_t got = 0;
+  bool operator==(const RawHeader&) const = default;
+};
+
+RawHeader read_raw_header(const std::string& path) {
+  RawHeader r;
+  std::error_code ec;
+  r.size = fs::file_size(path, ec);
+  if (ec) throw Error(fmt::format("{}: cannot stat: {}", path, ec.message()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read: {}", path, errno_text(errno)));
-  std::array<unsigned char, 100> h{};
-  in.read(reinterpret_cast<char*>(h.data()), h.size());
-  const auto got = static_cast<size_t>(in.gcount());
-  static constexpr char magic[] = "SQLite format 3";  // 16 bytes with the NUL
-  if (got < h.size() || std::memcmp(h.data(), magic, sizeof magic) != 0)
-    throw Error(fmt::format("{}: file is not a database: it starts with '{}', not with the SQLite header '{}'", path,
-                            printable(h.data(), std::min<size_t>(got, 16)), "SQLite format 3"));
+  in.read(reinterpret_cast<char*>(r.bytes.data()), r.bytes.size());
+  r.got = static_cast<size_t>(in.gcount());
+  return r;
+}
+
+// Bytes the header says the file holds, or 0 where the header's page count is not to be trusted.
+uint64_t declared_bytes(const RawHeader& r) {
+  const auto& h = r.bytes;
   const uint32_t raw_page = uint32_t(h[16]) << 8 | h[17];
   const uint64_t page_size = raw_page == 1 ? 65536 : raw_page;
   const uint32_t pages = be32(&h[28]);
-  // The page count is valid only when the change counter matches "version-valid-for"; pages
-  // still in a -wal file are not in the main file yet.
-  const bool count_valid = pages != 0 && be32(&h[24]) == be32(&h[92]);
+  // The page count is valid only when the change counter matches "version-valid-for".
+  return pages != 0 && be32(&h[24]) == be32(&h[92]) ? pages * page_size : 0;
+}
+
+bool has_content(const std::string& file) {
   std::error_code ec;
-  const bool wal_has_pages = fs::file_size(path + "-wal", ec) > 0 && !ec;
-  if (count_valid && !wal_has_pages && size < pages * page_size)
-    throw Error(fmt::format("{}: truncated or corrupt: its header declares {} pages of {} bytes ({} bytes), "
-                            "the file has {} bytes",
-                            path, pages, page_size, pages * page_size, size));
+  const auto size = fs::file_size(file, ec);
+  return !ec && size > 0;
+}
+
+// Rejects, from the 100-byte header alone and before SQLite opens it, a file that is not SQLite
+// or that is shorter than its header says (SQLite itself only notices the latter when it reads
+// a missing page, possibly half-way through a write).
+// The header is read without a lock, so a writer may be half-way through a commit: the size is
+// judged only on two identical readings with no rollback journal beside the file (pages still in
+// a -wal file are not in the main file yet; a -journal means a commit in flight or one SQLite
+// will roll back). Anything else is left to SQLite, which checks the size again under its lock.
+void check_header(const std::string& path) {
+  auto first = read_raw_header(path);
+  if (first.size == 0) return;  // an empty file is an empty database: schema version 0
+  static constexpr char magic[] = "SQLite format 3";  // 16 bytes with the NUL
+  if (first.got < first.bytes.size() || std::memcmp(first.bytes.data(), magic, sizeof magic) != 0)
+    throw Error(fmt::format("{}: file is not a database: it starts with '{}', not with the SQLite header '{}'", path,
+                            printable(first.bytes.data(), std::min<size_t>(first.got, 16)), "SQLite format 3"));
+  const auto declared = declared_bytes(first);
+  if (first.size >= declared || has_content(path + "-wal") || has_content(path + "-journal")) return;
+  if (read_raw_header(path) != first) return;
+  throw Error(fmt::format("{}: truncated or corrupt: its header declares {} pages of {} bytes ({} bytes), "
+                          "the file has {} bytes",
+                          path, be32(&first.bytes[28]), declared / be32(&first.bytes[28]), declared, first.size));
 }
 
 fs::path directory_of(const std::string& path) {
@@ -126,6 +158,22 @@ void require_intact(SQLite::Database& c, const std::string& path) {
     throw Error(fmt::format("{}: corrupt ({}); ktune will not write to it", path, fmt::join(problems, "; ")));
 }
 
+// Entering WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once, without its busy
+// handler, when another connection is entering WAL at the same moment (two first opens of a new
+// file). Retry for as long as the busy timeout would have waited.
+void enter_wal(SQLite::Database& c) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  for (;;) {
+    try {
+      c.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SQLite::Exception& e) {
+      if ((e.getErrorCode() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps) {
@@ -137,7 +185,7 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
   if (!exists && access != Access::create)
     throw Error(fmt::format("{}: no such database file", path));
   if (exists && !fs::is_regular_file(status)) throw Error(fmt::format("{}: not a regular file", path));
-  if (exists) check_header(path, fs::file_size(path));
+  if (exists) check_header(path);
   if (access != Access::read_only) require_writable(path, exists);
 
   const int latest = steps.back().version;
@@ -158,7 +206,7 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
     c.exec("PRAGMA foreign_keys = ON");
     // Migrate before switching to WAL: a failed migration then leaves the file byte-identical.
     if (found < latest) migrate(c, path, steps);
-    c.exec("PRAGMA journal_mode = WAL");
+    enter_wal(c);
     c.exec("PRAGMA synchronous = NORMAL");  // durable at each checkpoint; WAL keeps it consistent
     return c;
   } catch (const SQLite::Exception& e) {
