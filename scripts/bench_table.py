@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Runs `ktune bench --json` for every case of a cases file and prints a Markdown table with the
+measured figures, each target and whether it is met. Standard library only (runs on the GPU
+machine as it is).
+
+  scripts/bench_table.py CASES --kernel K (--db DB | --config CONFIG) [--ktune PATH] [--json-out F]
+
+CASES lines: `label | bench flags | target`, '#' starts a comment. Targets:
+  ">= P% copy bandwidth", ">= T TFLOP/s", "<= R x LABEL" (median time relative to row LABEL).
+"""
+import argparse
+import json
+import re
+import shlex
+import subprocess
+import sys
+
+
+def read_cases(path):
+    cases = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) != 3:
+                sys.exit(f"{path}:{n}: expected 'label | flags | target', got {line!r}")
+            cases.append({"label": parts[0], "flags": shlex.split(parts[1]), "target": parts[2]})
+    return cases
+
+
+def judge(target, row, by_label):
+    """(value text, met) of `target` for `row`; met is None where the target cannot be evaluated."""
+    if m := re.fullmatch(r">=\s*([\d.]+)%\s*copy bandwidth", target):
+        return f"{100 * row['frac_copy_bw']:.1f}%", 100 * row["frac_copy_bw"] >= float(m[1])
+    if m := re.fullmatch(r">=\s*([\d.]+)\s*TFLOP/s", target):
+        return f"{row['tflops']:.1f} TFLOP/s", row["tflops"] >= float(m[1])
+    if m := re.fullmatch(r"<=\s*([\d.]+)\s*x\s*(\w+)", target):
+        base = by_label.get(m[2])
+        if base is None or "median_us" not in base:
+            return f"no row {m[2]}", None
+        ratio = row["median_us"] / base["median_us"]
+        return f"{ratio:.2f} x", ratio <= float(m[1])
+    sys.exit(f"unknown target {target!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases")
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--db")
+    ap.add_argument("--config")
+    ap.add_argument("--ktune", default="build/ktune")
+    ap.add_argument("--json-out", help="also write every bench JSON object, one per line, here")
+    a = ap.parse_args()
+    if (a.db is None) == (a.config is None):
+        sys.exit("give exactly one of --db and --config")
+    source = ["--db", a.db] if a.db else ["--config", a.config]
+    rows, by_label = [], {}
+    for case in read_cases(a.cases):
+        cmd = [a.ktune, "bench", "--kernel", a.kernel, *case["flags"], *source, "--json"]
+        print("+ " + shlex.join(cmd), file=sys.stderr)
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        row = {"label": case["label"], "target": case["target"], "command": shlex.join(cmd)}
+        if done.returncode != 0:
+            row["error"] = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        else:
+            row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+        rows.append(row)
+        by_label[case["label"]] = row
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            for row in rows:
+                f.write(json.dumps(row) + "\n")
+    device = next((r["device"]["name"] for r in rows if "device" in r), "no device")
+    copy = next((r["copy_gbps"] for r in rows if "copy_gbps" in r), None)
+    print(f"Device: {device}; copy bandwidth measured in each run (first: {copy:.0f} GB/s)." if copy else
+          f"Device: {device}.")
+    print()
+    print("| case | config | median µs | p10 | p90 | GB/s | % copy BW | TFLOP/s | target | measured | met |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['label']} | | | | | | | | {r['target']} | error: {r['error']} | no |")
+            continue
+        cfg = " ".join(f"{k}={v}" for k, v in r["config"].items())
+        value, met = judge(r["target"], r, by_label)
+        verdict = {True: "yes", False: "**no**", None: "n/a"}[met]
+        print(f"| {r['label']} | {cfg} | {r['median_us']:.1f} | {r['p10_us']:.1f} | {r['p90_us']:.1f} | "
+              f"{r['gbps']:.0f} | {100 * r['frac_copy_bw']:.1f}% | {r['tflops']:.1f} | {r['target']} | {value} | "
+              f"{verdict} |")
+    print()
+    print("Commands:")
+    print()
+    print("```")
+    for r in rows:
+        print(r["command"])
+    print("```")
+
+
+if __name__ == "__main__":
+    main()
