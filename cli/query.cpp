@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "db/database.hpp"
+#include "db/tuning_gain.hpp"
 #include "db_options.hpp"
 #include "db_output.hpp"
 #include "verb.hpp"
@@ -16,6 +17,7 @@ struct QueryOptions {
   DbFilterOptions filter;
   std::string status;
   bool winners = false;
+  bool gain = false;
 };
 
 // `brief` (the table format) leaves out what does not fit a terminal line.
@@ -50,9 +52,42 @@ Record measurement_record(const db::Measurement& m, const db::Run& run, bool bri
   return r;
 }
 
+Record gain_record(const db::TuningGain& g, const db::Run& run) {
+  const Family* fam = registered_family(run.family);
+  Record r;
+  r["run"] = g.run_id;
+  r["kernel"] = run.family;
+  r["arch"] = run.arch;
+  r["keys"] = g.keys;
+  r["configs"] = g.configs;
+  r["configs_on_every_key"] = g.configs_on_every_key;
+  if (g.best_single) {
+    r["best_single_config"] = fields_record(*g.best_single, fam ? &fam->config_fields() : nullptr);
+    r["gain_geomean"] = number(g.gain_geomean);
+    r["gain_max"] = number(g.gain_max);
+    r["gain_max_key"] = fields_record(g.worst_key, fam ? &fam->key_fields() : nullptr);
+  } else {
+    r["best_single_config"] = "none: no config was timed ok on every key";
+    r["gain_geomean"] = nullptr;
+    r["gain_max"] = nullptr;
+    r["gain_max_key"] = nullptr;
+  }
+  return r;
+}
+
 void run_query(const QueryOptions& o) {
   auto db = db::Database::open(o.filter.db, /*create=*/false, /*read_only=*/true);
   auto filter = to_filter(o.filter);
+  if (o.gain) {
+    std::vector<Record> rows;
+    for (const auto& run : db->runs(filter)) {
+      auto per_run = filter;
+      per_run.run_id = run.id;
+      rows.push_back(gain_record(db::tuning_gain(db->measurements(per_run)), run));
+    }
+    print_records(std::cout, rows, o.filter.format);
+    return;
+  }
   if (!o.status.empty()) filter.status = db::status_from_string(o.status);
   const bool brief = o.filter.format == "table";
   std::vector<Record> rows;
@@ -74,6 +109,11 @@ void setup(CLI::App& app) {
                      ->check(CLI::IsMember({"ok", "verify_failed", "compile_error", "fault", "timeout", "infeasible"}));
   cmd->add_flag("--winners", o->winners, "Only the best ok measurement (lowest median) of each key in each run")
       ->excludes(status);
+  cmd->add_flag("--gain", o->gain,
+                "Per run: the single config best on average over the keys, and how much faster the per-key "
+                "winners are (geometric mean and largest ratio)")
+      ->excludes(status)
+      ->excludes("--winners");
   cmd->callback([o] { run_query(*o); });
 }
 

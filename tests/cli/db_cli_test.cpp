@@ -3,6 +3,8 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <cmath>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -131,6 +133,25 @@ TEST(DbCli, QueryWinnersAsJsonIgnoreFailedRows) {
   EXPECT_EQ(rows[1]["key"]["kv_dtype"], "fp8_e4m3fn");
   EXPECT_EQ(rows[1]["median_us"], 10.25) << "the 3.0 us row failed verification and must not win";
   EXPECT_EQ(rows[1]["status"], "ok");
+}
+
+TEST(DbCli, QueryGainNamesTheBestSingleConfigAndTheGain) {
+  test::TempDir dir;
+  const auto db = sample_db(dir);
+  // The bf16 key gets a second config too: rows=32 (10.25 on fp8, 18 on bf16) against rows=64
+  // (12.5, 9): rows=64 is best on average; the winners gain sqrt(12.5 / 10.25 * 1) over it.
+  Database::open(db, false)->record(test::timed(1, test::key(16, 2, 0, 0), test::config(32), 18.0));
+  const auto o = ktune(dir, {"query", "--db", db, "--gain", "--format", "json"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 1u) << o.out;
+  EXPECT_EQ(rows[0]["keys"], 2);
+  EXPECT_EQ(rows[0]["configs_on_every_key"], 2);
+  EXPECT_EQ(rows[0]["best_single_config"]["rows"], 64);
+  EXPECT_NEAR(rows[0]["gain_geomean"].get<double>(), std::sqrt(12.5 / 10.25), 1e-9);
+  EXPECT_EQ(rows[0]["gain_max_key"]["kv_dtype"], "fp8_e4m3fn");
+  const auto both = ktune(dir, {"query", "--db", db, "--gain", "--winners"});
+  EXPECT_NE(both.code, 0) << "--gain and --winners are different reports";
 }
 
 TEST(DbCli, QueryWhereTakesLabelsAndRejectsUnknownOnes) {
