@@ -73,7 +73,8 @@ void run(const SweepCliOptions& o) {
 
   sweep::SweepOptions options;
   options.worker_command = compile_worker_command(b);
-  options.worker_command.insert(options.worker_command.end(), {"--device", std::to_string(o.device)});
+  options.worker_command.insert(options.worker_command.end(), {"--device", std::to_string(o.device), "--parent-pid",
+                                                               std::to_string(::getpid())});
   options.timeout = std::chrono::duration<double>(o.timeout_s);
   options.budget_s = o.budget_s;
   options.resume = o.resume;
@@ -90,6 +91,14 @@ void run(const SweepCliOptions& o) {
              s.compile_error, s.fault, s.timeout, s.gaps, s.infeasible, s.already_done,
              s.not_started ? fmt::format("; {} not started (budget)", s.not_started) : "", s.workers_started,
              sweep::Progress::format_duration(s.seconds), o.db);
+  if (s.memory_start.rss_bytes > 0) {
+    const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
+    const auto &a = s.memory_start, &b = s.memory_end;
+    fmt::print("memory (after the first -> after the last candidate): sweep process {:.0f} -> {:.0f} MiB resident "
+               "(peak {:.0f}); worker {:.0f} -> {:.0f} MiB resident; device {:.0f} -> {:.0f} MiB in use\n",
+               mib(a.rss_bytes), mib(b.rss_bytes), mib(s.peak_rss_bytes), mib(a.worker_rss_bytes),
+               mib(b.worker_rss_bytes), mib(a.device_used_bytes), mib(b.device_used_bytes));
+  }
 }
 
 void setup(CLI::App& app) {

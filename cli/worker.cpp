@@ -25,6 +25,7 @@ void setup(CLI::App& app) {
   cmd->group("");  // hidden
   cmd->add_option("--backend", o->backend, "cuda or hip")->required();
   cmd->add_option("--device", o->device, "Device ordinal; without it the worker only compiles");
+  cmd->add_option("--parent-pid", o->parent_pid, "The sweep's pid: a device worker that has another parent exits");
   cmd->callback([o] { run(*o); });
 }
 

@@ -176,6 +176,13 @@ void enter_wal(SQLite::Database& c) {
 
 }  // namespace
 
+std::string describe(const SQLite::Exception& e) {
+  if ((e.getErrorCode() & 0xff) != SQLITE_FULL) return e.what();
+  return fmt::format("disk full: no space left for the database or its -wal / -journal file ({}); this write was "
+                     "rolled back, everything committed before it is intact",
+                     e.what());
+}
+
 SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
@@ -210,7 +217,7 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
     c.exec("PRAGMA synchronous = NORMAL");  // durable at each checkpoint; WAL keeps it consistent
     return c;
   } catch (const SQLite::Exception& e) {
-    throw Error(fmt::format("{}: {}", path, e.what()));
+    throw Error(fmt::format("{}: {}", path, describe(e)));
   }
 }
 

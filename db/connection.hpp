@@ -5,6 +5,7 @@
 #include <string>
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Exception.h>
 
 #include "db/migrations.hpp"
 
@@ -15,6 +16,10 @@ enum class Access {
   read_write,  // the file must exist
   create,      // read_write, creating the file when absent
 };
+
+// SQLite's message for `e`; for a full disk (SQLITE_FULL) also that, and that the write failed
+// whole: SQLite rolled it back, and what was committed before is intact.
+std::string describe(const SQLite::Exception& e);
 
 // Opens `path` and, when writable, migrates it to the last of `steps`; a read-only open requires
 // the file to be at that version already. Throws Error naming the path and the cause for: a

@@ -370,7 +370,7 @@ class SqliteDatabase final : public Database {
     try {
       return body();
     } catch (const SQLite::Exception& e) {
-      throw Error(fmt::format("{}: {}: {}", path_, what, e.what()));
+      throw Error(fmt::format("{}: {}: {}", path_, what, describe(e)));
     }
   }
 

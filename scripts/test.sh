@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set-up on a fresh machine, build, then every test suite (GPU tests skip where no device is)
-# and the sanitized db/dispatch/codegen tests. The fuzzers run separately: scripts/fuzz.sh.
+# Set-up on a fresh machine, build, then every test suite (GPU tests skip where no device is),
+# the sanitized db/dispatch/codegen tests and a short fuzzing run of the space parser and the
+# database loader (KTUNE_FUZZ_SECONDS per target, 30 here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -9,3 +10,5 @@ build=${KTUNE_BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure
 # The code that reads files ktune did not write, under ASan+UBSan.
 ./scripts/sanitize.sh
+# The parsers of files ktune did not write, under libFuzzer (about 40 s to build, then 2 x 30 s).
+KTUNE_FUZZ_SECONDS=${KTUNE_FUZZ_SECONDS:-30} ./scripts/fuzz.sh

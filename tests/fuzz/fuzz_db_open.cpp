@@ -1,8 +1,6 @@
 // libFuzzer target: arbitrary bytes as a database file, opened read-only as the query verbs do
 // and read through every query. Only ktune::Error may escape, and the file must stay
 // byte-identical (a read-only open never writes, whatever the file holds).
-#include <stdlib.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,32 +13,10 @@
 
 #include "common/error.hpp"
 #include "db/database.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 namespace fs = std::filesystem;
-
-// One private directory per fuzzing process (libFuzzer's -jobs/-fork run several), removed at exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "ktune_fuzz_db_XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) {
-      std::perror("fuzz_db_open: mkdtemp");
-      std::abort();
-    }
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string file(std::string_view name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string contents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -61,7 +37,8 @@ void write_fresh(const std::string& path, std::string_view bytes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ScratchDir dir;
+  // One private directory per fuzzing process (libFuzzer's -jobs/-fork run several), removed at exit.
+  static const ktune::test_support::TempDir dir;
   static const std::string path = dir.file("fuzz.ktune.db");
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   write_fresh(path, bytes);

@@ -11,9 +11,43 @@
 
 #include "common/error.hpp"
 #include "kernels/family.hpp"
+#include "kernels/mla_decode/problem.hpp"
 #include "sweep/space.hpp"
 
 namespace {
+
+// mla_decode's fields (kernels/mla_decode/problem.cpp) in a family that only describes them: the
+// parser reads nothing else of a family, and the fuzzer links the parser without the kernels.
+class MlaDecodeFields final : public ktune::Family {
+ public:
+  std::string_view name() const noexcept override { return "mla_decode"; }
+  std::string_view summary() const noexcept override { return "mla_decode's fields, for the space parser"; }
+  const std::vector<ktune::FieldSpec>& key_fields() const noexcept override { return ktune::mla::key_fields(); }
+  const std::vector<ktune::FieldSpec>& config_fields() const noexcept override { return ktune::mla::config_fields(); }
+  const std::vector<ktune::FieldSpec>& shape_fields() const noexcept override { return ktune::mla::shape_fields(); }
+  std::string_view template_file() const noexcept override { return "mla_decode/mla_decode.hip"; }
+  std::vector<std::string> name_expressions(const ktune::Params&, const ktune::Params&) const override {
+    unreachable("name_expressions");
+  }
+  std::optional<std::string> infeasible(const ktune::Params&, const ktune::Params&,
+                                        const ktune::TargetLimits&) const override {
+    unreachable("infeasible");
+  }
+  ktune::LaunchInfo launch_info(const ktune::Params&, const ktune::Params&) const override {
+    unreachable("launch_info");
+  }
+  std::vector<ktune::Params> verify_shapes(const ktune::Params&) const override { unreachable("verify_shapes"); }
+  std::unique_ptr<ktune::Instance> instantiate(ktune::backend::Context&, const ktune::Params&, const ktune::Params&,
+                                               uint64_t, bool) const override {
+    unreachable("instantiate");
+  }
+
+ private:
+  [[noreturn]] static void unreachable(const char* what) {
+    std::fprintf(stderr, "fuzz_space: parse_space() called Family::%s\n", what);
+    std::abort();
+  }
+};
 
 [[noreturn]] void broken(const char* what) {
   std::fprintf(stderr, "fuzz_space: parse_space() accepted the input but %s\n", what);
@@ -49,7 +83,7 @@ void check_space(const ktune::sweep::Space& space, const ktune::Family& family) 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ktune::Family& family = ktune::family("mla_decode");
+  static const MlaDecodeFields family;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::optional<ktune::sweep::Space> space;
   try {

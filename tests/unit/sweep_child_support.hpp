@@ -23,9 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "db/database.hpp"
-#include "jit/templates.hpp"
-#include "sweep/runner.hpp"
-#include "sweep_test_support.hpp"
+#include "sweep_toy.hpp"
 
 namespace ktune::testing {
 
@@ -90,50 +88,22 @@ inline std::string damage_of(const std::string& path) {
 }
 
 // The toy family's sweep, with everything a child process needs to run it on its own.
-struct ChildSweep {
-  TempDir tmp;
-  ToyFamily family;
-  FakeCompiler compiler;
-  sweep::SweepOptions options;
-
-  ChildSweep() {
-    tmp.write("templates/toy/toy.hip", "template <int R, int S> __global__ void toy() {}\n");
-    jit::set_template_root(tmp.path() + "/templates");
-    options.worker_command = {"/bin/sh", tmp.write("worker.sh", kChildWorker)};
+struct ChildSweep : ToySweep {
+  ChildSweep() : ToySweep(kChildWorker) {
     options.timeout = std::chrono::seconds(5);
-    options.start_timeout = std::chrono::seconds(10);
-    options.progress = sweep::Progress::Mode::quiet;
     compiler.delay = std::chrono::milliseconds(1);
   }
-  ~ChildSweep() { jit::set_template_root(""); }
 
   // Key heads x config rows (kv_dtype 0, stages 1 and 2); heads=2 has no feasible config.
   sweep::Space space(std::vector<int64_t> heads) const {
-    sweep::Space s;
-    s.origin = "test";
-    s.family = &family;
-    s.key_values = {std::move(heads), {0}};
-    s.config_values = {{16, 32, 48, 64, 96, 99}, {1, 2}};
-    s.shape = Params{{"ctx", 1000}, {"batch", 4}};
-    return s;
-  }
-  static db::Run provenance() {
-    db::Run r;
-    r.family = "toy";
-    r.backend = "cuda";
-    r.device_name = "Toy GPU";
-    r.arch = "sm_90a";
-    r.template_hash = "0123";
-    return r;
+    return ToySweep::space(std::move(heads), {16, 32, 48, 64, 96, 99}, {1, 2});
   }
   // The sweep in this process: opens `db_path` itself, as `ktune sweep` does.
   sweep::SweepSummary run(const std::string& db_path, const sweep::Space& s, bool resume) const {
     auto db = db::Database::open(db_path, /*create=*/true);
-    jit::CompileSettings cs;
-    cs.arch = "sm_90a";
     auto o = options;
     o.resume = resume;
-    return sweep::run_sweep(s, *db, provenance(), compiler, cs, o);
+    return ToySweep::run(*db, s, o);
   }
   // The sweep in a forked child, which exits 0 when it finished and 1 (saying why on stderr)
   // when it threw. The child leaves by _exit: the parent's objects are the parent's to destroy.

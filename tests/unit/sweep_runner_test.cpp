@@ -1,5 +1,6 @@
 // The whole sweep on the CPU: a toy family, a fake compiler, a real database and a fake worker
 // (a shell script) whose candidates answer, fail verification, crash, hang or do not load.
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -7,22 +8,19 @@
 #include <nlohmann/json.hpp>
 
 #include "db/database.hpp"
-#include "jit/templates.hpp"
-#include "sweep/runner.hpp"
-#include "sweep_test_support.hpp"
+#include "sweep_toy.hpp"
 
 namespace ktune::sweep {
 namespace {
 using namespace std::chrono_literals;
-using testing::FakeCompiler;
-using testing::TempDir;
-using testing::ToyFamily;
 
 // Logs every request; behaviour by key and config (rows=99 never arrives: it does not compile).
 const char* kWorker = R"(#!/bin/sh
 log="$1"
-result() {  # status median fully_timed detail
-  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":20,\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false}"
+answered=0
+result() {  # status median fully_timed detail; the worker's resident set grows by 1 MiB an answer
+  answered=$((answered + 1))
+  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":20,\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648}"
 }
 while IFS= read -r line; do
   echo "$line" >> "$log"
@@ -36,52 +34,25 @@ while IFS= read -r line; do
     *'"config":"rows=64,'*) echo "illegal address" >&2; kill -SEGV $$ ;;
     *'"config":"rows=80,'*) sleep 30 ;;
     *'"config":"rows=96,'*) result load_failed 0 false "bad code object" ;;
+    *'"config":"rows=112,'*) sleep 1.5; result ok 20 false "" ;;
     *) echo "unexpected request" >&2; exit 9 ;;
   esac
 done
 )";
 
-struct SweepRunner : ::testing::Test {
-  TempDir tmp;
-  ToyFamily family;
-  FakeCompiler compiler;
+struct SweepRunner : ::testing::Test, testing::ToySweep {
   std::string log = tmp.path() + "/requests.log";
   std::unique_ptr<db::Database> db = db::Database::open(tmp.path() + "/t.db", true);
-  SweepOptions options;
 
-  SweepRunner() {
-    tmp.write("templates/toy/toy.hip", "template <int R, int S> __global__ void toy() {}\n");
-    jit::set_template_root(tmp.path() + "/templates");
-    options.worker_command = {"/bin/sh", tmp.write("worker.sh", kWorker), log};
+  SweepRunner() : ToySweep(kWorker) {
+    options.worker_command.push_back(log);
     options.timeout = 500ms;
-    options.start_timeout = 10s;
-    options.progress = Progress::Mode::quiet;
   }
-  ~SweepRunner() override { jit::set_template_root(""); }
 
   Space space(std::vector<int64_t> heads, std::vector<int64_t> rows) const {
-    Space s;
-    s.origin = "test";
-    s.family = &family;
-    s.key_values = {std::move(heads), {0}};
-    s.config_values = {std::move(rows), {1}};
-    s.shape = Params{{"ctx", 1000}, {"batch", 4}};
-    return s;
+    return ToySweep::space(std::move(heads), std::move(rows), {1});
   }
-  static db::Run provenance() {
-    db::Run r;
-    r.family = "toy";
-    r.backend = "cuda";
-    r.device_name = "Toy GPU";
-    r.arch = "sm_90a";
-    r.template_hash = "0123";
-    return r;
-  }
-  SweepSummary sweep(const Space& s) {
-    jit::CompileSettings cs;
-    cs.arch = "sm_90a";
-    return run_sweep(s, *db, provenance(), compiler, cs, options);
-  }
+  SweepSummary sweep(const Space& s) { return run(*db, s, options); }
   std::map<int64_t, db::Measurement> by_rows(int64_t heads) {
     std::map<int64_t, db::Measurement> out;
     for (auto& m : db->measurements())
@@ -195,6 +166,22 @@ TEST_F(SweepRunner, CompileErrorGapWhenNothingCompiles) {
   EXPECT_NE(gaps[0].detail.find("bad tile"), std::string::npos) << gaps[0].detail;
 }
 
+TEST_F(SweepRunner, CrashesAndHangsBecomeFaultAndTimeoutGaps) {
+  sweep(space({32}, {64}));
+  sweep(space({24}, {80}));
+  auto mixed = sweep(space({20}, {80, 64}));
+  EXPECT_EQ(mixed.workers_started, 2u) << "a fresh worker after the hang";
+  std::map<int64_t, db::Gap> gaps;
+  for (auto& g : db->gaps()) gaps[g.key.at("heads")] = g;
+  ASSERT_EQ(gaps.size(), 3u);
+  EXPECT_EQ(gaps[32].reason, db::GapReason::fault);
+  EXPECT_NE(gaps[32].detail.find("signal 11"), std::string::npos) << gaps[32].detail;
+  EXPECT_EQ(gaps[24].reason, db::GapReason::timeout);
+  EXPECT_NE(gaps[24].detail.find("no answer within"), std::string::npos) << gaps[24].detail;
+  EXPECT_EQ(gaps[20].reason, db::GapReason::fault) << "a fault is closer to working than a hang";
+  EXPECT_NE(gaps[20].detail.find("1 fault, 1 timeout"), std::string::npos) << gaps[20].detail;
+}
+
 TEST_F(SweepRunner, LaterSuccessRemovesAMeasuredGap) {
   sweep(space({32}, {48}));
   ASSERT_EQ(db->gaps().size(), 1u);
@@ -210,6 +197,44 @@ TEST_F(SweepRunner, BudgetStopsStartingCandidates) {
   EXPECT_TRUE(db->measurements().empty());
   ASSERT_EQ(db->gaps().size(), 1u) << "only the no_config gap: an unfinished key is no gap";
   EXPECT_EQ(db->gaps()[0].reason, db::GapReason::no_config);
+}
+
+TEST_F(SweepRunner, BudgetIsCheckedBetweenScreenedCandidates) {
+  options.budget_s = 1.0;
+  options.timeout = 10s;
+  // rows=16 is timed in full at once; rows=112 is screened and ends past the budget.
+  auto s = sweep(space({32}, {16, 112, 48, 64}));
+  auto runs = runs_requested();
+  ASSERT_EQ(runs.size(), 2u) << "no candidate starts once the budget is spent";
+  EXPECT_GT(runs[1]["full_cutoff_us"].get<double>(), 0) << "the candidate that ran into the budget was screened";
+  EXPECT_EQ(s.ok, 2u);
+  EXPECT_EQ(s.not_started, 2u);
+  EXPECT_TRUE(db->gaps().empty()) << "an unfinished key is no gap";
+}
+
+TEST_F(SweepRunner, ScreeningRunThatHangsIsKilledAtTheTimeout) {
+  auto s = sweep(space({32}, {16, 80, 48}));
+  auto runs = runs_requested();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_GT(runs[1]["full_cutoff_us"].get<double>(), 0) << "rows=80 hangs in a screening run";
+  auto m = by_rows(32);
+  EXPECT_EQ(m[80].status, db::Status::timeout);
+  EXPECT_NE(m[80].detail.find("no answer within 0.5 s"), std::string::npos) << m[80].detail;
+  EXPECT_EQ(m[48].status, db::Status::verify_failed) << "the sweep goes on after the timeout";
+  EXPECT_LT(s.seconds, 10) << "the hanging worker sleeps 30 s; the timeout is 0.5 s";
+}
+
+TEST_F(SweepRunner, MemoryAfterTheFirstAndTheLastCandidate) {
+  auto s = sweep(space({32}, {16, 32, 48}));
+  EXPECT_EQ(s.memory_start.worker_rss_bytes, 1 << 20) << "the worker's answer to the first candidate";
+  EXPECT_EQ(s.memory_end.worker_rss_bytes, 3 << 20) << "the worker's answer to the third candidate";
+  EXPECT_EQ(s.memory_end.device_used_bytes, int64_t{2} << 30);
+  EXPECT_GT(s.memory_start.rss_bytes, 0) << "the sweep process's own resident set";
+  EXPECT_GT(s.memory_end.rss_bytes, 0);
+  EXPECT_GE(s.peak_rss_bytes, std::max(s.memory_start.rss_bytes, s.memory_end.rss_bytes));
+
+  auto none = sweep(space({32}, {99}));
+  EXPECT_EQ(none.memory_end.worker_rss_bytes, 0) << "no candidate ran (rows=99 does not compile): nothing measured";
 }
 
 TEST_F(SweepRunner, WorkerOnAnotherDeviceIsRefused) {

@@ -27,6 +27,21 @@ TEST(SweepTomlGuard, RefusesNonAsciiAfterAValueWithItsPosition) {
   EXPECT_EQ(refusal("family = \"toy\"\nctx = 4096\n"), "");
 }
 
+TEST(SweepTomlGuard, RefusesNonAsciiAfterAQuoteInABareValue) {
+  // toml++ reads `+!"` and `+!{"` on as one bare value and tests the 'é' for whitespace (both found
+  // by fuzz_space).
+  EXPECT_EQ(refusal(std::string("a =+!\"\0\xc3\xa9\n", 10)),
+            "spaces/s.toml:1:8: not valid TOML: a non-ASCII character outside a string or comment (only strings "
+            "and comments may hold one)");
+  EXPECT_NE(refusal(std::string("a =+!{\"\0\xc3\xa9\n", 11)), "");
+  EXPECT_NE(refusal("a = 1'\xc3\xa9'\n"), "");
+  EXPECT_NE(refusal("a = [1, 2x\"\xc3\xa9\"]\n"), "");
+  EXPECT_EQ(refusal("a=\"\xc3\xa9\"\nb = [\"\xc3\xa9\",'\xc3\xa9', # \xc3\xa9\n  \"\xc3\xa9\"]\n"
+                    "c.\"\xc3\xa9\" = {d=\"\xc3\xa9\", e = [1,\"\xc3\xa9\"]}\n[t]\nf = 1 # \xc3\xa9\ng = \"\xc3\xa9\"\n"),
+            "")
+      << "a quote where a value, a key or an array element starts opens a string";
+}
+
 TEST(SweepTomlGuard, AcceptsNonAsciiInStringsAndComments) {
   EXPECT_EQ(refusal("description = \"2\xc3\x97 faster\" # \xc2\xb5s\nx = 'caf\xc3\xa9'\n"
                     "y = \"\"\"\n\xc3\xa9\"\"\"\nz = '''\xc3\xa9'''\n"),

@@ -102,7 +102,9 @@ json to_json(const RunResult& r) {
           {"fully_timed", r.fully_timed},
           {"bytes", r.traffic.bytes},
           {"flops", r.traffic.flops},
-          {"fatal", r.fatal}};
+          {"fatal", r.fatal},
+          {"rss_bytes", r.rss_bytes},
+          {"device_used_bytes", r.device_used_bytes}};
 }
 
 RunResult run_result_from(const json& j) {
@@ -121,6 +123,9 @@ RunResult run_result_from(const json& j) {
     j.at("bytes").get_to(r.traffic.bytes);
     j.at("flops").get_to(r.traffic.flops);
     j.at("fatal").get_to(r.fatal);
+    // Optional: a worker that does not measure its memory leaves them out.
+    r.rss_bytes = j.value("rss_bytes", int64_t{0});
+    r.device_used_bytes = j.value("device_used_bytes", int64_t{0});
     return r;
   });
 }

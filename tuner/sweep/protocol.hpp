@@ -53,6 +53,9 @@ struct RunResult {
   bool fully_timed = false;                // false: screened out, stats are the short measurement
   Traffic traffic;                         // of one launch on the timing shape
   bool fatal = false;                      // the worker exits after this reply (device fault)
+  // The worker after the candidate (0: not measured): its resident set and the device memory in
+  // use (by every process), so that a sweep can show that neither grows from candidate to candidate.
+  int64_t rss_bytes = 0, device_used_bytes = 0;
 };
 
 nlohmann::json to_json(const RunRequest& r);

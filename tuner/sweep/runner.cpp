@@ -11,6 +11,7 @@
 
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
+#include "sweep/memory.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
 
@@ -125,6 +126,16 @@ class Sweep {
   // Idempotent: a resumed sweep closes again the keys a killed one finished but had not closed.
   void close_key(const PlannedKey& k, const KeyTally& tally, Progress* progress);
   void add_gap(const Params& key, db::GapReason reason, std::string detail);
+  void run_keys(const std::vector<const PlannedKey*>& to_run, Progress& progress);
+  // The sweep process and the worker's memory after a candidate: the first and the latest.
+  void note_memory(const RunResult& r) {
+    SweepSummary::Memory now{resident_bytes(), r.rss_bytes, r.device_used_bytes};
+    if (summary_.memory_start.rss_bytes == 0) summary_.memory_start = now;
+    summary_.memory_end = now;
+  }
+  size_t recorded() const {
+    return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout;
+  }
   bool over_budget() const {
     return options_.budget_s > 0 &&
            std::chrono::duration<double>(Clock::now() - start_).count() >= options_.budget_s;
@@ -218,6 +229,7 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
                        kDetailChars);
     return m;
   }
+  note_memory(r);
   m.max_abs_err = r.max_abs_err;
   m.rel_l2_err = r.rel_l2_err;
   m.detail = excerpt(r.detail, kDetailChars);
@@ -333,6 +345,20 @@ SweepSummary Sweep::run() {
     }
   }
 
+  try {
+    run_keys(to_run, progress);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}\nthe sweep stopped; run {} keeps the {} results this sweep recorded in it "
+                            "(continue with --resume)",
+                            e.what(), run_.id, recorded()));
+  }
+  summary_.workers_started = static_cast<size_t>(supervisor_->workers_started());
+  summary_.peak_rss_bytes = peak_resident_bytes();
+  summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return summary_;
+}
+
+void Sweep::run_keys(const std::vector<const PlannedKey*>& to_run, Progress& progress) {
   // The next key compiles while the device runs this one.
   auto compile = [this](const PlannedKey* k) {
     std::vector<jit::CompileJob> jobs;
@@ -357,9 +383,6 @@ SweepSummary Sweep::run() {
       break;
     }
   }
-  summary_.workers_started = static_cast<size_t>(supervisor_->workers_started());
-  summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-  return summary_;
 }
 }  // namespace
 

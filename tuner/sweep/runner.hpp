@@ -41,9 +41,12 @@ bench::TimingPolicy screening_policy() noexcept;
 
 struct SweepOptions {
   std::vector<std::string> worker_command;  // argv of a worker (`ktune worker ...`)
-  std::chrono::duration<double> timeout{120};        // per candidate
+  // Per candidate: its whole request, verification, screening and full measurement together.
+  std::chrono::duration<double> timeout{120};
   std::chrono::duration<double> start_timeout{300};  // a worker's start, bandwidth probe included
-  double budget_s = 0;        // no candidate starts after this many seconds; 0: no budget
+  // No candidate starts after this many seconds (checked before each one, screened or not; the one
+  // running then finishes, within `timeout`); 0: no budget.
+  double budget_s = 0;
   double screen_factor = 1.25;  // fully timed only within this factor of the key's best so far
   bench::TimingPolicy screen_policy = screening_policy();
   bench::TimingPolicy full_policy;
@@ -61,10 +64,19 @@ struct SweepSummary {
   size_t gaps = 0;
   size_t workers_started = 0;
   double seconds = 0;
+  // Memory when the first and after the last candidate ran, to show that a long sweep stays flat:
+  // the sweep process's resident set, and what the worker of that candidate reported (its resident
+  // set, the device memory in use); 0 where unknown.
+  struct Memory {
+    int64_t rss_bytes = 0, worker_rss_bytes = 0, device_used_bytes = 0;
+  };
+  Memory memory_start, memory_end;
+  int64_t peak_rss_bytes = 0;  // the sweep process's highest resident set
 };
 
 // `provenance` describes the device and the software (everything but id and copy_gbps, which
-// the first worker measures). Throws Error when no worker starts or the database fails.
+// the first worker measures). Throws Error when no worker starts or the database fails (a full
+// disk, say), saying how many results the run kept.
 SweepSummary run_sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
                        const jit::CompileSettings& compile, const SweepOptions& options);
 

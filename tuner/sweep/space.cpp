@@ -1,15 +1,12 @@
 #include "sweep/space.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include "common/error.hpp"
-#include "sweep/embedded_spaces.hpp"
 #include "sweep/toml_guard.hpp"
 
 namespace ktune::sweep {
@@ -119,10 +116,6 @@ Params shape_of(const toml::table& root, const std::vector<FieldSpec>& specs, st
   }
   return shape;
 }
-
-std::string builtin_path(std::string_view family, std::string_view name) {
-  return fmt::format("{}/spaces/{}.toml", family, name);
-}
 }  // namespace
 
 Space parse_space(std::string_view text, std::string_view origin, const Family& family) {
@@ -155,37 +148,6 @@ Space parse_space(std::string_view text, std::string_view origin, const Family& 
   s.config_values = value_lists(root, "configs", family.config_fields(), origin, name);
   s.shape = shape_of(root, family.shape_fields(), origin, name);
   return s;
-}
-
-Space load_space(std::string_view name_or_path, const Family& family) {
-  const bool is_file = name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".toml");
-  if (!is_file) {
-    auto path = builtin_path(family.name(), name_or_path);
-    for (const auto& e : embedded_spaces())
-      if (e.path == path)
-        return parse_space(e.contents, fmt::format("built-in space '{}' of {} (tuner/kernels/{})", name_or_path,
-                                                   family.name(), path),
-                           family);
-  }
-  std::ifstream f{std::string(name_or_path)};
-  if (!f) {
-    auto names = builtin_spaces(family.name());
-    throw Error(fmt::format("space '{}' is neither a built-in space of {} ({}) nor a readable file", name_or_path,
-                            family.name(), names.empty() ? "it has none" : fmt::format("{}", fmt::join(names, ", "))));
-  }
-  std::ostringstream text;
-  text << f.rdbuf();
-  return parse_space(text.str(), name_or_path, family);
-}
-
-std::vector<std::string> builtin_spaces(std::string_view family) {
-  std::vector<std::string> names;
-  const std::string prefix = fmt::format("{}/spaces/", family);
-  for (const auto& e : embedded_spaces())
-    if (e.path.starts_with(prefix) && e.path.ends_with(".toml"))
-      names.emplace_back(e.path.substr(prefix.size(), e.path.size() - prefix.size() - 5));
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 std::vector<Params> combinations(const std::vector<FieldSpec>& specs, const std::vector<std::vector<int64_t>>& values) {

@@ -1,6 +1,7 @@
 #include "sweep/toml_guard.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,10 @@ namespace {
 
 bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// Where toml++ stops reading a bare value (a number, a date, true): everything before, quotes
+// included, is part of the value, and each character is tested for whitespace on the way.
+bool ends_bare_value(char c) { return blank(c) || c == ',' || c == ']' || c == '}' || c == '#'; }
 
 [[noreturn]] void refuse(std::string_view text, size_t at, std::string_view origin, std::string_view where) {
   const auto before = text.substr(0, at);
@@ -23,7 +28,11 @@ bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 }  // namespace
 
 void require_toml_safe_for_parser(std::string_view text, std::string_view origin) {
-  enum class In { code, comment, basic, literal, multi_basic, multi_literal } in = In::code;
+  enum class In { code, bare_value, comment, basic, literal, multi_basic, multi_literal } in = In::code;
+  // A value starts next (after '=', or in an array); the arrays and inline tables open around it.
+  // A value that starts with anything but a quote, '[' or '{' is a bare value to its end.
+  bool value_next = false;
+  std::vector<char> open;
   // Past the closing delimiter; a multi-line string may end with up to two extra quotes of content.
   auto close = [&](size_t& i, std::string_view delim) {
     i += delim.size() - 1;
@@ -33,14 +42,33 @@ void require_toml_safe_for_parser(std::string_view text, std::string_view origin
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const std::string_view rest = text.substr(i);
+    const bool in_array = !open.empty() && open.back() == '[';
     switch (in) {
+      case In::bare_value:
+        if (!ends_bare_value(c)) {
+          if (non_ascii(c)) refuse(text, i, origin, "outside a string or comment");
+          break;
+        }
+        in = In::code;
+        [[fallthrough]];
       case In::code:
         if (c == '#') in = In::comment;
-        else if (rest.starts_with("\"\"\"")) i += 2, in = In::multi_basic;
-        else if (rest.starts_with("'''")) i += 2, in = In::multi_literal;
-        else if (c == '"') in = In::basic;
-        else if (c == '\'') in = In::literal;
         else if (non_ascii(c)) refuse(text, i, origin, "outside a string or comment");
+        else if (c == '"' || c == '\'') {
+          value_next = false;
+          if (rest.starts_with("\"\"\"")) i += 2, in = In::multi_basic;
+          else if (rest.starts_with("'''")) i += 2, in = In::multi_literal;
+          else in = c == '"' ? In::basic : In::literal;
+        } else if (c == '=') value_next = true;
+        else if (c == '[' || c == '{') {
+          if (value_next) open.push_back(c);  // else a table header
+          value_next = value_next && c == '[';
+        } else if (c == ']' || c == '}') {
+          if (!open.empty() && open.back() == (c == ']' ? '[' : '{')) open.pop_back();
+          value_next = false;
+        } else if (c == ',') value_next = in_array;
+        else if (c == '\n') value_next = value_next && in_array;
+        else if (value_next && !blank(c)) in = In::bare_value, value_next = false;
         break;
       case In::comment:
         if (c == '\n') in = In::code;

@@ -3,6 +3,8 @@
 // characters outside strings and comments, and on one after a backslash in a multi-line basic
 // string (upstream marzer/tomlplusplus#190, #295, fixed by PR #305). The first is never valid
 // TOML; the second is valid but has no use in a space file. Both are refused before toml++ runs.
+// A bare value (one that starts with anything but a quote, '[' or '{', e.g. `x = +!"é`) runs to
+// the next blank, ',', ']', '}' or '#' for toml++, quotes included: the guard reads it the same way.
 #include <string_view>
 
 namespace ktune::sweep {

@@ -14,6 +14,7 @@
 #include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "common/error.hpp"
+#include "sweep/memory.hpp"
 
 namespace ktune::sweep {
 namespace {
@@ -167,6 +168,17 @@ RunResult run(CandidateRunner* runner, const json& req, int& exit_status) noexce
     return failed(RunStatus::fault, e.what());
   }
 }
+
+// What the worker holds after a candidate. Not after a device fault: the context is unusable.
+void measure_memory(backend::Context* ctx, RunResult& r) noexcept {
+  r.rss_bytes = resident_bytes();
+  if (!ctx) return;
+  try {
+    r.device_used_bytes = ctx->info().memory_bytes - ctx->free_memory_bytes();
+  } catch (const std::exception&) {
+    r.device_used_bytes = 0;  // unknown; the candidate's result stands
+  }
+}
 }  // namespace
 
 int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
@@ -175,7 +187,12 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
   // for device workers (started by the sweep's main thread); a compile worker is started by a
   // compiling thread that may end while another thread still uses it, and ends at the end of
   // its input instead.
-  if (setup.device >= 0) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (setup.device >= 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // A sweep that died before prctl() sends no signal: the worker was adopted by another
+    // process already, and nobody would ever end it.
+    if (setup.parent_pid > 0 && ::getppid() != setup.parent_pid) return kParentGoneStatus;
+  }
   std::unique_ptr<FILE, int (*)(FILE*)> in(::fdopen(in_fd, "r"), &std::fclose);
   if (!in) return 2;
   struct LineBuffer {
@@ -208,6 +225,7 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
                                      : failed(RunStatus::fault, fmt::format("unknown request '{}'", text.substr(0, 200)));
       if (op != "run") exit_status = 4;
       result.fatal = exit_status >= 0;
+      if (!result.fatal) measure_memory(ctx.get(), result);
       if (!write_all(out_fd, to_json(result).dump())) return 1;
       if (result.fatal) return exit_status;
     }

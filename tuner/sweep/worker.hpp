@@ -4,6 +4,7 @@
 // shape) and answers the sweep (protocol.hpp). A device fault ends the process after the
 // answer, because the context is unusable; the sweep starts a fresh worker. Started without a
 // device, a worker compiles instead (see process_compiler.hpp).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,13 @@ class CandidateRunner {
 struct WorkerSetup {
   std::string backend;  // "cuda", "hip"
   int device = -1;      // -1: a compile worker, which opens no device
+  // The sweep that started this device worker, as it knew its own pid (0: not checked).
+  int64_t parent_pid = 0;
 };
+
+// The exit status of a device worker whose sweep died before the worker could arrange to die
+// with it.
+constexpr int kParentGoneStatus = 5;
 
 // Serves requests from `in_fd` and answers on `out_fd` until an exit request or the end of the
 // input. Returns the process exit status.
