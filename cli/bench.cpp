@@ -48,6 +48,7 @@ struct BenchOptions {
   int device = 0;
   bool json = false;
   bool no_verify = false;
+  bool force = false;
   std::string cache_dir;
   bool no_cache = false;
   // One option per distinct key or shape field name of the registered families (--heads,
@@ -118,16 +119,24 @@ Params default_shape(const Family& fam) {
   return sweep::load_space("default", fam).shape;
 }
 
-void check_feasible(const Family& fam, const Params& key, const Params& config, const TargetLimits& target) {
-  if (auto why = fam.infeasible(key, config, target))
-    throw Error(fmt::format("config {} cannot serve key {} on {}: {}", config.pretty(fam.config_fields()),
-                            key.pretty(fam.key_fields()), target.arch, *why));
-}
-
 struct Chosen {
   Params config;
   std::string source;  // "--config", or the database measurement it comes from
 };
+
+// With --force a pruned config is timed anyway (the family's pruning includes rules about speed,
+// which a measurement may want to question); the report's source says what was overridden.
+void check_feasible(const BenchOptions& o, const Family& fam, const Params& key, Chosen& chosen,
+                    const TargetLimits& target) {
+  const auto why = fam.infeasible(key, chosen.config, target);
+  if (!why) return;
+  if (o.force) {
+    chosen.source += fmt::format(" (forced past the family's pruning on {}: {})", target.arch, *why);
+    return;
+  }
+  throw Error(fmt::format("config {} cannot serve key {} on {}: {} (--force times it anyway)",
+                          chosen.config.pretty(fam.config_fields()), key.pretty(fam.key_fields()), target.arch, *why));
+}
 
 // The config the dispatch table (dispatch/table.hpp's rules) holds for exactly `key` on `arch`.
 Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key, const std::string& arch) {
@@ -267,7 +276,7 @@ void run(const BenchOptions& o) {
   if (!o.arch.empty()) {
     const TargetLimits& target = target_limits(o.arch);
     if (!chosen) chosen = tuned_config(o, fam, key, o.arch);
-    check_feasible(fam, key, chosen->config, target);
+    check_feasible(o, fam, key, *chosen, target);
   }
 
   backend::Backend& b = device_backend(
@@ -280,7 +289,7 @@ void run(const BenchOptions& o) {
     throw Error(fmt::format("--arch {}: device {} ({}) is {}", o.arch, o.device, info.name, info.arch));
   const TargetLimits& target = target_limits(info.arch);
   if (!chosen) chosen = tuned_config(o, fam, key, info.arch);
-  check_feasible(fam, key, chosen->config, target);
+  if (o.arch.empty()) check_feasible(o, fam, key, *chosen, target);
   const auto code = compile(o, fam, b, key, chosen->config, info.arch);
 
   auto ctx = b.open(o.device);
@@ -332,6 +341,8 @@ void setup(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device ordinal")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--no-verify", o->no_verify, "Time without verifying first (the output says so)");
+  cmd->add_flag("--force", o->force,
+                "Time a config the family prunes for the key (it may fail to compile or launch; the output says so)");
   cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR, else ~/.cache/ktune)");
   cmd->add_flag("--no-cache", o->no_cache, "Compile; read and write no cache");
   add_field_options(*cmd, *o);

@@ -17,7 +17,6 @@
 namespace ktune::dispatch {
 namespace {
 
-constexpr std::string_view kBatchField = "batch";
 constexpr size_t kReasonBytes = 240;  // gap details are compiler logs: keep the first line only
 
 std::string int_literal(int64_t v) {
@@ -42,18 +41,18 @@ struct LookupOrder {
 
 LookupOrder lookup_order(const Table& t) {
   auto covers = [&](const FieldSpec& f) {
-    return f.name != kBatchField &&
+    return f.name != t.bucket_field &&
            std::find(t.covering_fields.begin(), t.covering_fields.end(), f.name) != t.covering_fields.end();
   };
   LookupOrder o;
   for (size_t i = 0; i < t.key_fields.size(); ++i)
-    if (t.key_fields[i].name != kBatchField && !covers(t.key_fields[i])) o.fields.push_back(i);
+    if (t.key_fields[i].name != t.bucket_field && !covers(t.key_fields[i])) o.fields.push_back(i);
   o.fixed = o.fields.size();
   for (size_t i = 0; i < t.key_fields.size(); ++i)
     if (covers(t.key_fields[i])) o.fields.push_back(i);
   o.covering = o.fields.size();
   for (size_t i = 0; i < t.key_fields.size(); ++i)
-    if (t.key_fields[i].name == kBatchField) o.fields.push_back(i);
+    if (t.key_fields[i].name == t.bucket_field) o.fields.push_back(i);
   return o;
 }
 
@@ -371,9 +370,10 @@ void select_doc(std::string& out, const Table& t, const LookupOrder& o) {
       "//  2. the exact key in the table: its kernel, or its gap (reason; the declared fallback key, if\n"
       "//     any, in fallback_key: call select() with it).\n";
   if (batch)
-    out +=
-        "//  3. the same other fields with the smallest tuned batch >= key.batch, else the largest tuned\n"
-        "//     batch: that row's kernel (kind kernel, fallback_key names the row) or gap.\n";
+    out += fmt::format(
+        "//  3. the same other fields with the smallest tuned {0} >= key.{0}, else the largest tuned\n"
+        "//     {0}: that row's kernel (kind kernel, fallback_key names the row) or gap.\n",
+        t.bucket_field);
   else
     out += "//  3. (no batch field in this family)\n";
   if (!covered.empty())
@@ -383,7 +383,7 @@ void select_doc(std::string& out, const Table& t, const LookupOrder& o) {
         "//     the key's, the least padded work (product of {}), then the smallest values in that\n"
         "//     order{}: kind fallback, fallback_key names the row.\n",
         fmt::join(covered, ", "), fmt::join(covered, ", "), fmt::join(covered, " * "),
-        batch ? ", then the batch rule" : "");
+        batch ? fmt::format(", then the {} rule", t.bucket_field) : "");
   else
     out += "//  4. (no field of this family may be covered by a larger tuned value)\n";
   out += "//  5. otherwise: unsupported (not tuned).\n";

@@ -61,16 +61,23 @@ const db::Gap* choose_declared(const std::vector<const db::Gap*>& declared) {
   });
 }
 
-KernelInfo kernel_info(const db::Winner& w, const Family& family) {
+KernelInfo kernel_info(const db::Winner& w, const Family& family, const std::string& arch) {
   auto what = fmt::format("measurement {} of run {}", w.m.id, w.run.id);
   KernelInfo k;
   k.config = checked(w.m.config, family.config_fields(), "config of " + what);
+  std::optional<std::string> violated;
   try {
     k.name_expressions = family.name_expressions(w.m.key, k.config);
     k.launch = family.launch_info(w.m.key, k.config);
+    violated = family.precondition_violated(w.m.key, k.config);
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {} rejects its key/config: {}", what, family.name(), e.what()));
   }
+  if (violated)
+    throw Error(fmt::format("precondition validator: the winner of key {{{}}} on {} ({}) is config {{{}}}, whose "
+                            "precondition the key breaks: {} (re-run `ktune sweep`: it never measures such a config)",
+                            w.m.key.pretty(family.key_fields()), arch, what, k.config.pretty(family.config_fields()),
+                            *violated));
   k.median_us = w.m.median_us;
   k.run_id = w.run.id;
   k.measurement_id = w.m.id;
@@ -143,7 +150,7 @@ std::optional<ArchTable> build_arch(db::Database& db, const Family& family, cons
     Entry e;
     e.key = checked(*key, family.key_fields(), fmt::format("key {{{}}} on {}", key->canonical(), arch));
     if (pick.winner)
-      e.kernel = kernel_info(*pick.winner, family);
+      e.kernel = kernel_info(*pick.winner, family, arch);
     else
       e.gap = gap_info(*pick.gap, family);
     if (pick.run) used_runs.insert(pick.run->id);
@@ -172,6 +179,7 @@ Table build_table(db::Database& db, const Family& family, const Request& request
   t.config_fields = family.config_fields();
   for (const auto& f : t.key_fields)
     if (family.covers_larger(f.name)) t.covering_fields.push_back(f.name);
+  t.bucket_field = std::string(family.bucket_field());
   t.request = request;
   for (const auto& arch : arches_of(db, family, request))
     if (auto a = build_arch(db, family, request, arch)) t.arches.push_back(std::move(*a));

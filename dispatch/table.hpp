@@ -23,6 +23,11 @@
 //    Request::device chooses one (--device NAME).
 //  - compiler: likewise for the compiler version, unless Request::compiler chooses one
 //    (--compiler VERSION); results of different compilers are not comparable.
+//  - precondition: no winner's config may break a precondition of its variant for its key
+//    (Family::precondition_violated; qk_rope_cache: an identity rope needs a variant that clamps
+//    positions), so that a row that breaks one (written by an older family, or by hand) never
+//    reaches a dispatcher. Rules about fit and speed (the rest of Family::infeasible) may change
+//    between sweeps and are not re-checked.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -89,6 +94,7 @@ struct Table {
   std::vector<FieldSpec> key_fields;
   std::vector<FieldSpec> config_fields;
   std::vector<std::string> covering_fields;  // key fields with Family::covers_larger, in key order
+  std::string bucket_field = "batch";        // Family::bucket_field
   std::vector<ArchTable> arches;             // sorted by arch, none empty
   Request request;                           // what the table was built from
 };

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 ./scripts/build.sh
 ktune=${KTUNE_BUILD_DIR:-build}/ktune
-families=(mla_decode)
+source scripts/families.sh
 
 gpu_arch=$("$ktune" devices --no-bandwidth --first-arch)
 

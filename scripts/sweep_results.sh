@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a machine with a GPU: sweeps SPACE (default: smoke) of every family into a fresh database
+# On a machine with a GPU: sweeps SPACE (default: smoke) of every family (scripts/families.sh) into a fresh database
 # and commits-ready text under results/<device>/: the SQL dump (diffable, `sqlite3 x.db < dump`
 # restores it), the winners table, and the generated dispatch header.
 #   scripts/sweep_results.sh [SPACE] [extra sweep flags...]
@@ -16,7 +16,8 @@ dump_db() {
   if command -v sqlite3 >/dev/null; then sqlite3 "$1" .dump
   else python3 -c 'import sqlite3,sys; print("\n".join(sqlite3.connect(sys.argv[1]).iterdump()))' "$1"; fi
 }
-for family in mla_decode; do
+source scripts/families.sh
+for family in "${families[@]}"; do
   db=$(mktemp -d)/$family.db
   cmd=("$ktune" sweep --kernel "$family" --space "$space" --db "$db" "$@")
   echo "sweep_results: ${cmd[*]}"

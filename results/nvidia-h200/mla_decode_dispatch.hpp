@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-11-29T12:01:07Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash fce7f7661f4bfbcf, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.qmoIVE7tQR/mla_decode.db --budget 240 --timeout 30
+     run 1, started 2026-11-29T14:52:15Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 5cc2467d50a3eca1, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.jN5eiBH5Nc/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -27,11 +27,12 @@ constexpr const char* to_string(KvDtype v) noexcept {
   return "(not a label)";
 }
 
-// math: math path
-enum class Math : std::int64_t { simt = 0 };
+// math: math path: simt (scalar FMA) or mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD)
+enum class Math : std::int64_t { simt = 0, mma = 1 };
 constexpr const char* to_string(Math v) noexcept {
   switch (v) {
     case Math::simt: return "simt";
+    case Math::mma: return "mma";
   }
   return "(not a label)";
 }
@@ -50,9 +51,9 @@ struct Config {
   std::int64_t rows;  // [16, 128]: query rows (head x token) per CTA: 16, 32, 64 or 128
   std::int64_t keys;  // [16, 64]: keys per KV tile: 16, 32 or 64
   std::int64_t threads;  // [64, 512]: threads per CTA: 64, 128, 256 or 512
-  std::int64_t stages;  // [1, 2]: 1: load a KV tile, then compute; 2: prefetch the next tile while computing
+  std::int64_t stages;  // [1, 4]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma: KV tiles in the ring (2..4)
   std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys until about n CTAs run per compute unit
-  Math math;  // one of simt: math path
+  Math math;  // one of simt, mma: math path: simt (scalar FMA) or mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD)
 };
 
 // A tuned kernel: what a caller needs to launch it without ktune.
@@ -132,40 +133,40 @@ struct ArchTable {
   std::size_t size;
 };
 
-inline constexpr const char* kNames0[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 0, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames1[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 0, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames2[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 1, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames3[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 1, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode<16, 32, 256, 2, 0, 1, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode<64, 32, 256, 1, 0, 1, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 0, 0, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 0, 0, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 0, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 1, 0, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 0, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 0, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 1, 1, 0>", "ktune::mla_combine<64>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 256, 2, 2, Math::simt}, kNames0, 2, 256, 95744, 308.23999643325806},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 8
-    {{16, 32, 256, 2, 2, Math::simt}, kNames0, 2, 256, 95744, 599.4560122489929},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 40
-    {{64, 32, 256, 1, 2, Math::simt}, kNames1, 2, 256, 121344, 818.1279897689819},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 78
-    {{64, 32, 256, 1, 2, Math::simt}, kNames1, 2, 256, 121344, 1600.3519892692566},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 1, 0, Math::simt}, kNames1, 2, 256, 121344, 2554.495930671692},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 189
-    {{64, 32, 256, 1, 0, Math::simt}, kNames1, 2, 256, 121344, 5112.623929977417},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 245
-    {{16, 32, 256, 2, 2, Math::simt}, kNames2, 2, 256, 95744, 369.77599561214447},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 16
-    {{16, 32, 256, 2, 2, Math::simt}, kNames2, 2, 256, 95744, 740.5120134353638},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
-    {{64, 32, 256, 1, 2, Math::simt}, kNames3, 2, 256, 121344, 916.9279932975769},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 92
-    {{64, 32, 256, 1, 2, Math::simt}, kNames3, 2, 256, 121344, 1803.4400343894958},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 148
-    {{64, 32, 256, 1, 0, Math::simt}, kNames3, 2, 256, 121344, 2902.5919437408447},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 203
-    {{64, 32, 256, 1, 0, Math::simt}, kNames3, 2, 256, 121344, 5767.744064331055},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 259
-    {{16, 32, 256, 2, 2, Math::simt}, kNames4, 2, 256, 95744, 307.98399448394775},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 24
-    {{16, 32, 256, 2, 2, Math::simt}, kNames4, 2, 256, 95744, 598.8480150699615},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
-    {{64, 32, 256, 1, 2, Math::simt}, kNames5, 2, 256, 121344, 819.1840052604675},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 106
-    {{64, 32, 256, 1, 2, Math::simt}, kNames5, 2, 256, 121344, 1604.6879887580872},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 162
-    {{64, 32, 256, 1, 0, Math::simt}, kNames5, 2, 256, 121344, 2560.1279735565186},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 217
-    {{64, 32, 256, 1, 0, Math::simt}, kNames5, 2, 256, 121344, 5135.840177536011},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 273
-    {{16, 32, 256, 2, 2, Math::simt}, kNames6, 2, 256, 95744, 369.56800520420074},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 32
-    {{16, 32, 256, 2, 2, Math::simt}, kNames6, 2, 256, 95744, 735.4559898376465},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 64
-    {{64, 32, 256, 1, 2, Math::simt}, kNames7, 2, 256, 121344, 913.0880236625671},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 120
-    {{64, 32, 256, 1, 2, Math::simt}, kNames7, 2, 256, 121344, 1790.112018585205},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 176
-    {{64, 32, 256, 1, 0, Math::simt}, kNames7, 2, 256, 121344, 2866.479992866516},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 231
-    {{64, 32, 256, 1, 0, Math::simt}, kNames7, 2, 256, 121344, 5729.536056518555},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 287
+    {{16, 32, 128, 4, 2, Math::mma}, kNames0, 2, 128, 168576, 114.56000059843063},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 4, 2, Math::mma}, kNames0, 2, 128, 168576, 203.8239985704422},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 86
+    {{64, 32, 256, 4, 2, Math::mma}, kNames1, 2, 256, 231936, 193.02400201559067},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 170
+    {{64, 32, 256, 4, 2, Math::mma}, kNames1, 2, 256, 231936, 329.5679986476898},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 274
+    {{64, 32, 256, 4, 0, Math::mma}, kNames1, 2, 256, 231936, 460.7840031385422},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 377
+    {{64, 32, 256, 4, 0, Math::mma}, kNames1, 2, 256, 231936, 921.2639927864075},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 481
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 131712, 131.80800527334213},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 32
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 131712, 231.9360002875328},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 104
+    {{64, 32, 256, 4, 2, Math::mma}, kNames3, 2, 256, 195072, 210.4800045490265},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 196
+    {{64, 32, 256, 4, 2, Math::mma}, kNames3, 2, 256, 195072, 363.72800171375275},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 300
+    {{64, 32, 256, 4, 0, Math::mma}, kNames3, 2, 256, 195072, 524.3679881095886},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 403
+    {{64, 32, 256, 4, 0, Math::mma}, kNames3, 2, 256, 195072, 1042.080044746399},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 507
+    {{16, 32, 128, 4, 2, Math::mma}, kNames4, 2, 128, 168576, 123.71200323104858},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 50
+    {{16, 32, 128, 4, 2, Math::mma}, kNames4, 2, 128, 168576, 218.52800250053406},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 122
+    {{64, 32, 256, 4, 2, Math::mma}, kNames5, 2, 256, 231936, 194.38400119543076},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 222
+    {{64, 32, 256, 4, 2, Math::mma}, kNames5, 2, 256, 231936, 334.0959995985031},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 326
+    {{64, 32, 256, 4, 0, Math::mma}, kNames5, 2, 256, 231936, 471.44000232219696},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 429
+    {{64, 32, 256, 4, 0, Math::mma}, kNames5, 2, 256, 231936, 926.0320067405701},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 533
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 131712, 132.1440041065216},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 68
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 131712, 231.29600286483765},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 140
+    {{64, 32, 256, 4, 2, Math::mma}, kNames7, 2, 256, 195072, 210.63999831676483},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 248
+    {{64, 32, 256, 4, 2, Math::mma}, kNames7, 2, 256, 195072, 364.3359988927841},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 352
+    {{64, 32, 256, 4, 0, Math::mma}, kNames7, 2, 256, 195072, 535.2320075035095},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 455
+    {{64, 32, 256, 4, 0, Math::mma}, kNames7, 2, 256, 195072, 1049.3119955062866},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 559
 };
 
 // sm_90a

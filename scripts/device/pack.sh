@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 build=${KTUNE_BUILD_DIR:-build}
 rm -rf .devbin && mkdir -p .devbin/lib
 cp "$build/ktune" .devbin/
-for t in "$build"/tests/ktune_*_tests "$build"/bench/ktune_*_bench; do
+for t in "$build"/tests/ktune_*_tests "$build"/tests/ktune_*_bench; do
   [ -x "$t" ] && cp "$t" .devbin/
 done
 # Libraries outside the device image (it has libstdc++, libsqlite3.so.0 and libfmt.so.9).

@@ -165,4 +165,61 @@ __device__ __forceinline__ void bf16x8_to_float(const u32x4& v, float (&f)[8]) {
   f[4] = bf16_lo(v.z), f[5] = bf16_hi(v.z), f[6] = bf16_lo(v.w), f[7] = bf16_hi(v.w);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// float to fp8 (E4M3), the inverse of the decoders above, with the rules of the host encoders
+// (num::f32_to_fp8_e4m3fn / _fnuz): round to nearest even, finite values and infinities beyond
+// the largest finite value saturate to it (max 448 for fn, 240 for fnuz), NaN stays NaN (fn keeps
+// the sign), and fnuz, which has no negative zero, turns a negative value that rounds to zero
+// into +0. The result is the code in the low 8 bits.
+
+// Magnitude code of |x| (abs_bits = its fp32 bits, finite and below the format's max), on bits
+// exactly as the host does it, so that both agree for every input.
+template <int BIAS>
+__device__ __forceinline__ u32 e4m3_encode_magnitude(u32 abs_bits) {
+  const int biased = static_cast<int>(abs_bits >> 23);
+  if (biased == 0) return 0u;  // fp32 subnormals are far below half the smallest fp8 subnormal
+  const int e = biased - 127;
+  const u32 significand = (abs_bits & 0x7fffffu) | 0x800000u;
+  const int min_normal_e = 1 - BIAS;
+  const int shift = 20 + (e < min_normal_e ? min_normal_e - e : 0);
+  if (shift > 24) return 0u;
+  const u32 kept = significand >> shift;
+  const u32 rest = significand & ((1u << shift) - 1u);
+  const u32 half = 1u << (shift - 1);
+  const u32 rounded = kept + ((rest > half || (rest == half && (kept & 1u))) ? 1u : 0u);
+  const u32 exponent_part = e < min_normal_e ? 0u : static_cast<u32>(e + BIAS - 1) << 3;
+  return exponent_part + rounded;
+}
+
+__device__ __forceinline__ u32 float_to_fp8_e4m3fn(float x) {
+  const u32 bits = __float_as_uint(x);
+  const u32 sign = (bits >> 24) & 0x80u;
+  const u32 abs_bits = bits & 0x7fffffffu;
+  if (abs_bits > 0x7f800000u) return sign | 0x7fu;
+  if (abs_bits >= 0x43e00000u) return sign | 0x7eu;  // |x| >= 448
+  return sign | e4m3_encode_magnitude<7>(abs_bits);
+}
+
+__device__ __forceinline__ u32 float_to_fp8_e4m3fnuz(float x) {
+  const u32 bits = __float_as_uint(x);
+  const u32 abs_bits = bits & 0x7fffffffu;
+  if (abs_bits > 0x7f800000u) return 0x80u;
+  const u32 magnitude = abs_bits >= 0x43700000u ? 0x7fu : e4m3_encode_magnitude<8>(abs_bits);  // |x| >= 240
+  return magnitude == 0u ? 0u : (((bits >> 24) & 0x80u) | magnitude);
+}
+
+// Two floats to two fp8_e4m3fn codes (lo in bits 0..7, hi in bits 8..15). NVIDIA GPUs from sm_89
+// convert in one instruction with the same rounding and saturation (cvt.rn.satfinite; only a
+// NaN's sign may differ); elsewhere the bit-exact encoder above runs.
+__device__ __forceinline__ u32 float2_to_fp8x2_e4m3fn(float lo, float hi) {
+#if defined(KTUNE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short packed;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(packed) : "f"(hi), "f"(lo));
+  return packed;
+#else
+  return float_to_fp8_e4m3fn(lo) | (float_to_fp8_e4m3fn(hi) << 8);
+#endif
+}
+
 }  // namespace ktune

@@ -108,5 +108,84 @@ struct Geometry {
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && scores_fit() && values_fit(); }
 };
 
+// Geometry of the matrix-core kernel (mla_decode_mma.hip). The warp's matrix-core unit is a
+// 16 x 16 block (templates/common/matrix_core.hpp): rows are padded to m-tiles of 16 and keys and
+// value dims come in blocks of 16.
+//   S = Q K^T: the first qk_warps() warps form a qk_row_warps x qk_key_warps grid over (m-tiles,
+//     key blocks); each owns qk_m_tiles x qk_key_blocks accumulator blocks. Warps beyond the grid
+//     (more warps than blocks: few rows and short tiles) sit Q K^T out.
+//   O = P V: warps split the 512 value dims (pv_blocks blocks of 16 each) and every warp covers all
+//     rows, so that 16 rows x 512 dims of fp32 accumulators spread over the whole block. P crosses
+//     from the key-split to the dim-split layout through shared memory.
+// Shared memory does not depend on the warp size (launch_info has no target); registers do.
+struct MmaGeometry {
+  int rows;      // query rows per CTA, a multiple of 16
+  int keys;      // keys per KV tile, a multiple of 16
+  int threads;   // threads per CTA
+  int stages;    // KV tiles in the shared-memory ring (2..4): stages - 1 are in flight during compute
+  int kv_dtype;
+  int warp;      // 32 (NVIDIA) or 64 (AMD CDNA)
+
+  KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
+  KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
+  KTUNE_GEOMETRY_FN int warps() const { return threads / warp; }
+  KTUNE_GEOMETRY_FN int qk_key_warps() const { return min_of(warps(), key_blocks()); }
+  KTUNE_GEOMETRY_FN int qk_row_warps() const { return min_of(warps() / qk_key_warps(), m_tiles()); }
+  KTUNE_GEOMETRY_FN int qk_warps() const { return qk_key_warps() * qk_row_warps(); }
+  KTUNE_GEOMETRY_FN int qk_m_tiles() const { return m_tiles() / qk_row_warps(); }
+  KTUNE_GEOMETRY_FN int qk_key_blocks() const { return key_blocks() / qk_key_warps(); }
+  KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / warps(); }
+  KTUNE_GEOMETRY_FN int lane_acc() const { return 256 / warp; }   // fp32 per lane of a 16 x 16 block
+  KTUNE_GEOMETRY_FN int accumulators() const { return m_tiles() * pv_blocks() * lane_acc(); }
+
+  // Shared memory, in bytes: the q tile and the bf16 compute tile have rows of 1152 bytes with
+  // XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring holds `stages` raw KV tiles (bf16:
+  // already the compute tile; fp8: codes, decoded once per tile into the compute tile); P is
+  // bf16 in two terms (hi + lo, see the kernel) with rows padded by 16 bytes; then one fp32 per
+  // (key block, row) for the cross-warp row reductions.
+  KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
+  KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
+  KTUNE_GEOMETRY_FN int ring_offset() const { return rows * tile_row_bytes(); }
+  KTUNE_GEOMETRY_FN int stage_bytes() const { return keys * raw_row_bytes(); }
+  KTUNE_GEOMETRY_FN int decode_offset() const { return ring_offset() + stages * stage_bytes(); }
+  KTUNE_GEOMETRY_FN int decode_bytes() const { return kv_dtype == kKvBf16 ? 0 : keys * tile_row_bytes(); }
+  KTUNE_GEOMETRY_FN int p_stride() const { return keys * 2 + 16; }
+  KTUNE_GEOMETRY_FN int p_offset() const { return decode_offset() + decode_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return rows * p_stride(); }  // one term
+  KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + 2 * p_bytes(); }
+  KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
+
+  // Copies, in 16-byte chunks: a group of copy_threads_per_key() threads moves one key row
+  // (9 chunks each, 128 or 64 contiguous bytes per group and instruction), so that each thread
+  // looks up a page once per key rather than once per chunk.
+  KTUNE_GEOMETRY_FN int chunks_per_row() const { return raw_row_bytes() / 16; }
+  KTUNE_GEOMETRY_FN int copy_threads_per_key() const { return chunks_per_row() / 9; }
+  KTUNE_GEOMETRY_FN int copy_keys_per_pass() const { return threads / copy_threads_per_key(); }
+  KTUNE_GEOMETRY_FN int copy_passes() const { return ceil_div(keys, copy_keys_per_pass()); }
+  KTUNE_GEOMETRY_FN int q_chunks_per_thread() const { return ceil_div(rows * (kHeadDim * 2 / 16), threads); }
+  KTUNE_GEOMETRY_FN int decode_chunks_per_thread() const { return ceil_div(keys * chunks_per_row(), threads); }
+
+  // 32-bit registers a thread keeps live in the tile loop: O accumulators, S blocks, one step's
+  // Q K^T operands (32 dims: 1 KiB per 16 rows or keys per warp), the P V operands (P in two terms
+  // for every m-tile, one V block), running max / rescale / sum per lane row, addresses and loop
+  // state. An estimate to prune configs that would spill; the compiler has the last word.
+  KTUNE_GEOMETRY_FN int live_registers() const {
+    const int qk_operands = (qk_m_tiles() + qk_key_blocks()) * 256 / warp;
+    const int pv_operands = (2 * m_tiles() + 1) * 128 / warp;
+    const int stats = 3 * m_tiles() * (warp / 16);
+    return accumulators() + qk_m_tiles() * qk_key_blocks() * lane_acc() + qk_operands + pv_operands + stats + 40;
+  }
+
+  // Layout conditions; the kernel static_asserts them and the host reports which one fails.
+  KTUNE_GEOMETRY_FN bool shape_ok() const {
+    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(threads) && stages >= 2 &&
+           stages <= 4 && kv_dtype >= kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) &&
+           threads >= warp;
+  }
+  KTUNE_GEOMETRY_FN bool values_fit() const { return kValueDim % (16 * warps()) == 0; }
+  KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
+  KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit(); }
+};
+
 }  // namespace mla_tile
 }  // namespace ktune

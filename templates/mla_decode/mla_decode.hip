@@ -17,33 +17,12 @@
 // partial outputs (normalised) and partial lse to the workspace, and mla_combine merges them.
 #include "common/prelude.hpp"
 #include "mla_decode/geometry.hpp"
+#include "mla_decode/kernel_common.hpp"
 
 namespace ktune {
 namespace mla_detail {
 
 using namespace mla_tile;
-
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
-// Keys visible to row r of a request (before split clipping). MASK_SHIFT moves the boundary
-// and exists only so that tests can plant an off-by-one; production instances use 0.
-template <int CAUSAL, int MASK_SHIFT>
-__device__ __forceinline__ int visible_keys(int r, int kv_len, int heads, int block_len) {
-  return (CAUSAL ? kv_len - block_len + r / heads + 1 : kv_len) + MASK_SHIFT;
-}
-
-template <int KV_DTYPE>
-__device__ __forceinline__ float fp8_to_float(u32 code) {
-  return KV_DTYPE == kKvFp8E4m3fn ? fp8_e4m3fn_to_float(code) : fp8_e4m3fnuz_to_float(code);
-}
-
-// Two fp8 codes (the low 16 bits of `w`) to two bf16; exact, as every E4M3 value is a bf16 value.
-template <int KV_DTYPE>
-__device__ __forceinline__ u32 fp8x2_to_bf16x2(u32 w) {
-  return (__float_as_uint(fp8_to_float<KV_DTYPE>(w)) >> 16) |
-         (__float_as_uint(fp8_to_float<KV_DTYPE>(w >> 8)) & 0xffff0000u);
-}
 
 // Moves one KV tile (KEYS consecutive keys of one request) from the paged cache into shared
 // memory as bf16, in two steps so that the second pipeline stage can overlap them with compute:
@@ -375,3 +354,6 @@ __global__ void __launch_bounds__(THREADS)
 }
 
 }  // namespace ktune
+
+// The matrix-core path (math = "mma") lives beside it, in the same rendered source.
+#include "mla_decode/mla_decode_mma.hip"

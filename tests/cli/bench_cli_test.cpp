@@ -94,6 +94,18 @@ TEST(BenchCli, InfeasibleConfigIsNamedForArch) {
   EXPECT_TRUE(contains(feasible.output, "no GPU to benchmark on")) << "passes the checks: " << feasible.output;
 }
 
+TEST(BenchCli, ForceTimesAConfigTheFamilyPrunes) {
+  // A 2-tile ring of 32 keys where 3 tiles fit: pruned for speed, runnable all the same.
+  const std::string shallow = "rows=16 keys=32 threads=128 stages=2 split=0 math=mma";
+  auto refused = bench_config(kKey, shallow, "--arch sm_90a");
+  EXPECT_EQ(refused.status, 1) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "a ring of 3 tiles fits sm_90a")) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "--force")) << "says how to time it anyway: " << refused.output;
+  if (has_gpu()) GTEST_SKIP() << "this machine has a GPU: the forced config would be timed";
+  auto forced = bench_config(kKey, shallow, "--arch sm_90a --force");
+  EXPECT_TRUE(contains(forced.output, "no GPU to benchmark on")) << "passes the checks: " << forced.output;
+}
+
 // mla_decode results on sm_90a: a winner for H=16 L=1 bf16 and a declared gap for H=16 L=2 fp8.
 std::string tuned_db(const db::test::TempDir& dir) {
   const auto path = dir.file("mla.db");

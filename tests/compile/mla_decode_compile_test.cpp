@@ -1,45 +1,25 @@
 // Every feasible kernel instance of mla_decode's default space compiles with hipRTC for gfx90a
-// and with NVRTC for sm_90a: the proof, without a GPU, that each template instance generates
-// code for both vendors. Instances of one (kv_dtype, causal) share one program (one parse of the
-// template, many name expressions); when a program fails, its instances are compiled one by one
-// so that the failure names the config and carries the compiler's log.
-#include <chrono>
-#include <iostream>
-#include <map>
-#include <set>
+// and with NVRTC for sm_90a: the proof, without a GPU, that each template instance of both math
+// paths (SIMT and matrix cores: MFMA on gfx90a, mma.sync on sm_90a) generates code for both
+// vendors (tests/compile/family_compile_support.hpp).
+#include <algorithm>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "backend/backend.hpp"
 #include "common/error.hpp"
+#include "compile/family_compile_support.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "kernels/mla_decode/family.hpp"
 #include "kernels/mla_decode/problem.hpp"
-#include "sweep/space.hpp"
 
 namespace ktune {
 namespace {
 
 const Family& family() { return mla::mla_decode_family(); }
-
-// Distinct main-kernel name expressions of the default space that are feasible on `arch`,
-// grouped by (kv_dtype, causal): split is a host knob and H, L, batch are run-time arguments,
-// so many candidates share an instance.
-std::map<std::pair<int64_t, int64_t>, std::set<std::string>> default_space_instances(const std::string& arch) {
-  const sweep::Space space = sweep::load_space("default", family());
-  const TargetLimits& target = target_limits(arch);
-  std::map<std::pair<int64_t, int64_t>, std::set<std::string>> groups;
-  for (const Params& key : sweep::combinations(family().key_fields(), space.key_values))
-    for (const Params& config : sweep::combinations(family().config_fields(), space.config_values))
-      if (!family().infeasible(key, config, target))
-        groups[{key.at("kv_dtype"), key.at("causal")}].insert(family().name_expressions(key, config).front());
-  return groups;
-}
 
 backend::CompileRequest request(const std::string& source, const std::string& arch, std::vector<std::string> names) {
   return {source, "mla_decode.hip", std::move(names), arch, {}};
@@ -49,40 +29,14 @@ class MlaDecodeCompile : public testing::TestWithParam<std::string> {};
 
 TEST_P(MlaDecodeCompile, EveryFeasibleInstanceOfTheDefaultSpace) {
   const std::string arch = GetParam();
-  const backend::Backend& compiler = backend::for_arch(arch);
-  if (!compiler.compiler_available())
-    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
-
-  const std::string source = jit::render(family().template_file());
-  const auto groups = default_space_instances(arch);
-  ASSERT_FALSE(groups.empty()) << "no instance of the default space is feasible on " << arch;
-  size_t instances = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (const auto& [variant, name_set] : groups) {
-    std::vector<std::string> names(name_set.begin(), name_set.end());
-    names.push_back(mla::combine_kernel_name());
-    instances += name_set.size();
-    try {
-      const backend::CompileResult result = compiler.compile(request(source, arch, names));
-      EXPECT_FALSE(result.code.empty());
-      ASSERT_EQ(result.lowered_names.size(), names.size());
-      for (size_t i = 0; i < names.size(); ++i)
-        EXPECT_FALSE(result.lowered_names[i].empty()) << names[i] << " has no symbol";
-    } catch (const CompileError& program_error) {
-      ADD_FAILURE() << "the program of kv_dtype=" << variant.first << " causal=" << variant.second
-                    << " failed: " << program_error.what() << "; compiling its instances one by one";
-      for (const std::string& name : names) {
-        try {
-          compiler.compile(request(source, arch, {name}));
-        } catch (const CompileError& e) {
-          ADD_FAILURE() << name << " does not compile for " << arch << ": " << e.what() << "\n" << e.log();
-        }
-      }
-    }
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << fmt::format("[ mla_decode ] {}: {} instances in {} programs, {:.1f} s ({:.2f} s per instance) with {}\n",
-                           arch, instances, groups.size(), seconds, seconds / instances, compiler.compiler_version());
+  const auto names = compile_test::feasible_instances(family(), "default", arch);
+  // H, L, batch and split are run-time arguments: many candidates share one instance. Both math
+  // paths must keep at least one feasible instance, or this test would prove nothing about one.
+  for (const char* kernel : {"ktune::mla_decode<", "ktune::mla_decode_mma<"})
+    EXPECT_TRUE(std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(kernel, 0) == 0; }))
+        << "no " << kernel << "...> instance of the default space is feasible on " << arch;
+  // About 40 instances per program: one parse of the template serves many name expressions.
+  compile_test::compile_all(family(), names, arch, 40);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompile, testing::Values("gfx90a", "sm_90a"),

@@ -108,6 +108,75 @@ TEST(MlaDecodeFamily, LaunchInfoMatchesTheKernelGeometry) {
   EXPECT_EQ(info.shared_bytes, 32 * 584 * 2 + 2 * 32 * 584 * 2 + 32 * 33 * 4 + 3 * 32 * 4);
 }
 
+TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
+  const Key key{16, 1, true, num::KvDtype::bf16, 128};
+  EXPECT_EQ(family().name_expressions(to_params(key), to_params(Config{16, 64, 128, 2, 0, kMathMma})).front(),
+            "ktune::mla_decode_mma<16, 64, 128, 2, 1, 0, 1, 0>");
+  EXPECT_EQ(family().name_expressions(to_params(key), to_params(Config{16, 64, 128, 2, 0, kMathSimt})).front(),
+            "ktune::mla_decode<16, 64, 128, 2, 0, 0, 1, 0>");
+  EXPECT_EQ(main_kernel_name({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, false, -1),
+            "ktune::mla_decode_mma<16, 64, 128, 2, 1, 1, 0, -1>")
+      << "the planted off-by-one reaches the mma kernel too";
+  EXPECT_EQ(config_fields()[5].format(kMathMma), "mma");
+  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 2})), Error) << "math=2 is no path";
+}
+
+TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
+  const Key h16{16, 1, true, num::KvDtype::bf16, 128};
+  EXPECT_EQ(why_not(h16, {16, 64, 128, 2, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h16, {16, 32, 128, 4, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not({128, 1, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 256, 4, 0, kMathMma}, "sm_90a"),
+            std::nullopt);
+  // gfx90a's 64 KiB hold a ring of 16-key tiles, and its 64-wide waves run one warp per CTA.
+  EXPECT_EQ(why_not(h16, {16, 16, 64, 2, 0, kMathMma}, "gfx90a"), std::nullopt);
+}
+
+TEST(MlaDecodeFamily, PrunesMmaConfigsThatCannotRunAndSaysWhy) {
+  const Key h128{128, 1, true, num::KvDtype::bf16, 128};
+  EXPECT_THAT(why_not(h128, {16, 64, 128, 1, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("stages=1"));
+  EXPECT_THAT(why_not(h128, {16, 64, 128, 3, 0, kMathSimt}, "sm_90a").value_or(""), HasSubstr("stages=3"));
+  // q (16 x 1152 bytes) and 3 tiles of 64 keys x 1152 bytes: 239 KiB > 227 KiB.
+  EXPECT_THAT(why_not(h128, {16, 64, 128, 3, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  // 32 rows x 512 dims over 64 threads = 256 accumulators per thread.
+  EXPECT_THAT(why_not(h128, {32, 32, 64, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("registers"));
+  EXPECT_THAT(why_not(h128, {16, 32, 64, 2, 0, kMathMma}, "gfx90a").value_or(""), HasSubstr("shared memory"))
+      << "two 32-key tiles and q exceed 64 KiB";
+  // unrunnable() is infeasible() without the rules about speed.
+  EXPECT_THAT(unrunnable({16, 64, 128, 3, 0, kMathMma}, num::KvDtype::bf16, target_limits("sm_90a")).value_or(""),
+              HasSubstr("shared memory"));
+  EXPECT_EQ(unrunnable({16, 32, 128, 2, 0, kMathMma}, num::KvDtype::bf16, target_limits("sm_90a")), std::nullopt);
+}
+
+TEST(MlaDecodeFamily, PrunesMmaConfigsThatASiblingBeats) {
+  const Key h128{128, 1, true, num::KvDtype::bf16, 128};
+  // Each pruned config next to the sibling that beats it, which stays feasible.
+  EXPECT_THAT(why_not(h128, {16, 16, 128, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
+  EXPECT_EQ(why_not(h128, {16, 32, 128, 4, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h128, {16, 32, 128, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 3 tiles"));
+  EXPECT_THAT(why_not(h128, {16, 32, 256, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("sit Q K^T out"));
+  EXPECT_EQ(why_not(h128, {16, 64, 256, 2, 0, kMathMma}, "sm_90a"), std::nullopt) << "4 of 8 warps in Q K^T";
+  // Where 32-key tiles do not fit (gfx90a), 16-key tiles are what there is.
+  EXPECT_EQ(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "gfx90a"), std::nullopt);
+  EXPECT_THAT(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
+}
+
+TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
+  const Key bf16{16, 1, false, num::KvDtype::bf16, 1};
+  const LaunchInfo info = family().launch_info(to_params(bf16), to_params(Config{16, 64, 128, 2, 0, kMathMma}));
+  EXPECT_EQ(info.threads_per_block, 128);
+  // q and 2 ring tiles of 1152-byte rows, P in two bf16 terms (rows of 64 x 2 + 16 bytes), and
+  // one fp32 per (key block, row).
+  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 2 * 64 * 1152 + 2 * 16 * 144 + 4 * 16 * 4);
+  // fp8: ring tiles of 576-byte codes, plus the bf16 tile they are decoded into.
+  const Key fp8{16, 1, false, num::KvDtype::fp8_e4m3fn, 1};
+  EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 3, 0, kMathMma})).shared_bytes,
+            16 * 1152 + 3 * 64 * 576 + 64 * 1152 + 2 * 16 * 144 + 4 * 16 * 4);
+  // The warp size changes the registers, not the shared memory that launch_info reports.
+  EXPECT_EQ(mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 64).shared_bytes(), info.shared_bytes);
+  EXPECT_NE(mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 64).live_registers(),
+            mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 32).live_registers());
+}
+
 TEST(MlaDecodeFamily, HeadsAndBlockLengthAreCoveredByLargerTunings) {
   EXPECT_TRUE(family().covers_larger("heads"));
   EXPECT_TRUE(family().covers_larger("block_len"));

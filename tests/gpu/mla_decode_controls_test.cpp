@@ -2,7 +2,7 @@
 // kernel disagrees with the non-causal reference (and vice versa) once L > 1, a planted
 // off-by-one in the mask is rejected, unwritten outputs are caught; plus the paths the
 // correctness sweep does not take (rotated input copies, the family's own instances and split
-// policy, a timing-size launch).
+// policy, a timing-size launch). Every control runs for both math paths (SIMT and matrix cores).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -13,13 +13,24 @@
 namespace ktune::mla::gpu_test {
 namespace {
 
-// Small enough for every target's shared memory and registers.
-constexpr Config kConfig{16, 16, 256, 1, 0, 0};
+// Small enough for every target's shared memory and registers: per math path, the config of the
+// small checks and the one of the timing-size launch. The mma ring of 3 tiles of 16 keys wraps
+// around several times over 77 keys.
+struct MathConfigs {
+  const char* name;
+  Config small, timing;
+};
+constexpr MathConfigs kMathConfigs[] = {
+    {"simt", {16, 16, 256, 1, 0, kMathSimt}, {16, 32, 256, 1, 1, kMathSimt}},
+    {"mma", {16, 16, 64, 3, 0, kMathMma}, {16, 32, 128, 4, 1, kMathMma}},
+};
 // Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
 constexpr Shape kShape{77, 16, 3, true};
 
-class MlaDecodeControls : public WithDevice<testing::Test> {
+class MlaDecodeControls : public WithDevice<testing::TestWithParam<MathConfigs>> {
  protected:
+  static Config small() { return GetParam().small; }
+
   Verdict run(const Key& key, const Variant& variant, int splits = 1, uint64_t seed = 7) {
     kernels().prepare({variant});
     DeviceInstance instance(*device().ctx, make_problem(key, kShape, seed), true, 1, 3);
@@ -29,41 +40,41 @@ class MlaDecodeControls : public WithDevice<testing::Test> {
   }
 };
 
-TEST_F(MlaDecodeControls, CausalAndNonCausalKernelsDisagreeForBlocksOfTwoOrMore) {
+TEST_P(MlaDecodeControls, CausalAndNonCausalKernelsDisagreeForBlocksOfTwoOrMore) {
   for (num::KvDtype dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn})
     for (int block_len : {2, 4, 16})
       for (bool causal : {false, true}) {
         const Key key{8, block_len, causal, dtype, 1};
         const std::string what = fmt::format("L={} reference causal={} kv={}", block_len, causal, static_cast<int>(dtype));
-        EXPECT_TRUE(run(key, {kConfig, dtype, causal, 0}).ok) << what << ": the matching kernel must pass";
-        const Verdict wrong = run(key, {kConfig, dtype, !causal, 0});
+        EXPECT_TRUE(run(key, {small(), dtype, causal, 0}).ok) << what << ": the matching kernel must pass";
+        const Verdict wrong = run(key, {small(), dtype, !causal, 0});
         EXPECT_FALSE(wrong.ok) << what << ": the kernel of the other mask passed";
       }
 }
 
-TEST_F(MlaDecodeControls, MasksAgreeForSingleTokenBlocks) {
+TEST_P(MlaDecodeControls, MasksAgreeForSingleTokenBlocks) {
   // With L = 1 the causal row sees every key: both kernels must pass, so that the disagreement
   // above is the mask's and nothing else's.
   const Key key{8, 1, false, num::KvDtype::bf16, 1};
-  EXPECT_TRUE(run(key, {kConfig, num::KvDtype::bf16, false, 0}).ok);
-  EXPECT_TRUE(run(key, {kConfig, num::KvDtype::bf16, true, 0}).ok);
+  EXPECT_TRUE(run(key, {small(), num::KvDtype::bf16, false, 0}).ok);
+  EXPECT_TRUE(run(key, {small(), num::KvDtype::bf16, true, 0}).ok);
 }
 
-TEST_F(MlaDecodeControls, PlantedOffByOneIsRejected) {
+TEST_P(MlaDecodeControls, PlantedOffByOneIsRejected) {
   for (bool causal : {false, true})
     for (int splits : {1, 3}) {
       const Key key{12, 4, causal, num::KvDtype::fp8_e4m3fn, 1};
-      EXPECT_TRUE(run(key, {kConfig, key.kv_dtype, causal, 0}, splits).ok) << "control, causal=" << causal;
-      EXPECT_FALSE(run(key, {kConfig, key.kv_dtype, causal, -1}, splits).ok)
+      EXPECT_TRUE(run(key, {small(), key.kv_dtype, causal, 0}, splits).ok) << "control, causal=" << causal;
+      EXPECT_FALSE(run(key, {small(), key.kv_dtype, causal, -1}, splits).ok)
           << "a mask one key short passed, causal=" << causal << " splits=" << splits;
     }
   // One key too many is visible only under the causal mask (kv_len caps the other).
   const Key key{12, 4, true, num::KvDtype::bf16, 1};
-  EXPECT_FALSE(run(key, {kConfig, key.kv_dtype, true, 1}).ok) << "a causal mask one key long passed";
+  EXPECT_FALSE(run(key, {small(), key.kv_dtype, true, 1}).ok) << "a causal mask one key long passed";
 }
 
-TEST_F(MlaDecodeControls, PoisonedOutputsFailUntilAKernelWritesThem) {
-  const Variant variant{kConfig, num::KvDtype::bf16, true, 0};
+TEST_P(MlaDecodeControls, PoisonedOutputsFailUntilAKernelWritesThem) {
+  const Variant variant{small(), num::KvDtype::bf16, true, 0};
   kernels().prepare({variant});
   DeviceInstance instance(*device().ctx, make_problem({8, 2, true, num::KvDtype::bf16, 1}, kShape, 3), true, 1, 1);
   instance.poison();
@@ -74,8 +85,8 @@ TEST_F(MlaDecodeControls, PoisonedOutputsFailUntilAKernelWritesThem) {
   EXPECT_TRUE(instance.verify().ok);
 }
 
-TEST_F(MlaDecodeControls, EveryRotationHoldsTheSameInputs) {
-  const Variant variant{kConfig, num::KvDtype::fp8_e4m3fnuz, false, 0};
+TEST_P(MlaDecodeControls, EveryRotationHoldsTheSameInputs) {
+  const Variant variant{small(), num::KvDtype::fp8_e4m3fnuz, false, 0};
   kernels().prepare({variant});
   DeviceInstance instance(*device().ctx, make_problem({16, 3, false, variant.kv_dtype, 1}, kShape, 5), true, 3, 1);
   ASSERT_EQ(instance.rotations(), 3);
@@ -87,10 +98,10 @@ TEST_F(MlaDecodeControls, EveryRotationHoldsTheSameInputs) {
   }
 }
 
-TEST_F(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
+TEST_P(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
   const Family& family = mla_decode_family();
   const Key key{16, 2, true, num::KvDtype::fp8_e4m3fn, 8};
-  Config config = kConfig;
+  Config config = small();
   config.split = 4;
   const Variant variant{config, key.kv_dtype, key.causal, 0};
   kernels().prepare({variant});
@@ -110,11 +121,10 @@ TEST_F(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
   EXPECT_TRUE(some_shape_split) << "no verify shape exercises the split policy";
 }
 
-TEST_F(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
+TEST_P(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
   const Family& family = mla_decode_family();
   const Key key{128, 4, true, num::KvDtype::fp8_e4m3fn, 32};
-  Config config{16, 32, 256, 1, 1, 0};
-  const Variant variant{config, key.kv_dtype, key.causal, 0};
+  const Variant variant{GetParam().timing, key.kv_dtype, key.causal, 0};
   kernels().prepare({variant});
   auto instance = family.instantiate(*device().ctx, to_params(key), to_params(Shape{4096, 64, 0, false}), 1, false);
   EXPECT_GE(instance->rotations(), 1);
@@ -122,6 +132,9 @@ TEST_F(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
   device().ctx->synchronize();
   EXPECT_THROW(instance->verify(), Error) << "an instance without reference cannot verify";
 }
+
+INSTANTIATE_TEST_SUITE_P(Math, MlaDecodeControls, testing::ValuesIn(kMathConfigs),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace ktune::mla::gpu_test

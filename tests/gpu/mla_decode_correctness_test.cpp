@@ -1,8 +1,9 @@
 // mla_decode against the CPU reference on a real GPU, across the fold's range: head counts of
 // 1..128, block lengths of 1..16, both masks, all three cache types, page sizes of 1, 16, 64 and
 // 1536 tokens, kv_len == L, lengths that are no tile multiple and mixed lengths in one batch, each
-// with the keys unsplit and split three ways (empty splits included). Shapes stay small: the
-// reference on the CPU is the cost.
+// with the keys unsplit and split three ways (empty splits included), each case through both math
+// paths (SIMT and matrix cores) on the same inputs. Shapes stay small: the reference on the CPU is
+// the cost.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -17,19 +18,25 @@ constexpr num::KvDtype kDtypes[] = {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn
 constexpr int kForcedSplits[] = {1, 3};
 constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
 
-// Row and key tiles, thread counts and both pipelines; a config that the device cannot run is left out.
+constexpr int kMaths[] = {kMathSimt, kMathMma};
+
+// Per math path: row and key tiles, thread counts and pipelines (SIMT: 1 or 2 stages; mma: rings of
+// 2..4 tiles, warps that sit Q K^T out, several m-tiles); a config that the device cannot run is
+// left out.
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
-      {16, 16, 128, 1, 0, 0}, {32, 32, 256, 2, 0, 0}, {64, 16, 256, 2, 0, 0},
-      {16, 64, 512, 1, 0, 0}, {32, 16, 512, 2, 0, 0},
+      {16, 16, 128, 1, 0, kMathSimt}, {32, 32, 256, 2, 0, kMathSimt}, {64, 16, 256, 2, 0, kMathSimt},
+      {16, 64, 512, 1, 0, kMathSimt}, {32, 16, 512, 2, 0, kMathSimt},
+      {16, 64, 128, 2, 0, kMathMma},  {16, 32, 128, 4, 0, kMathMma},  {32, 32, 256, 3, 0, kMathMma},
+      {64, 16, 256, 4, 0, kMathMma},  {16, 16, 64, 3, 0, kMathMma},   {64, 32, 256, 2, 0, kMathMma},
   };
   return configs;
 }
 
-std::vector<Config> runnable_configs(num::KvDtype kv_dtype) {
+std::vector<Config> runnable_configs(num::KvDtype kv_dtype, int math) {
   std::vector<Config> out;
   for (const Config& c : test_configs())
-    if (!unrunnable(c, kv_dtype)) out.push_back(c);
+    if (c.math == math && !unrunnable(c, kv_dtype)) out.push_back(c);
   return out;
 }
 
@@ -51,11 +58,13 @@ TEST_P(MlaDecodeCorrectness, MatchesTheReference) {
   const int heads = GetParam();
   backend::Context& ctx = *device().ctx;
   std::vector<Variant> variants;
-  for (num::KvDtype dtype : kDtypes) {
-    ASSERT_FALSE(runnable_configs(dtype).empty()) << "no test config runs on " << ctx.info().arch;
-    for (const Config& c : runnable_configs(dtype))
-      for (bool causal : {false, true}) variants.push_back({c, dtype, causal, 0});
-  }
+  for (num::KvDtype dtype : kDtypes)
+    for (int math : kMaths) {
+      ASSERT_FALSE(runnable_configs(dtype, math).empty())
+          << "no test config of math=" << math << " runs on " << ctx.info().arch;
+      for (const Config& c : runnable_configs(dtype, math))
+        for (bool causal : {false, true}) variants.push_back({c, dtype, causal, 0});
+    }
   kernels().prepare(variants);
 
   int i = heads;  // a different phase of the cycles for each head count
@@ -63,23 +72,25 @@ TEST_P(MlaDecodeCorrectness, MatchesTheReference) {
   for (int block_len = 1; block_len <= 16; ++block_len)
     for (bool causal : {false, true})
       for (num::KvDtype dtype : kDtypes) {
-        const std::vector<Config> configs = runnable_configs(dtype);
-        const Variant variant{configs[i % configs.size()], dtype, causal, 0};
         const Key key{heads, block_len, causal, dtype, 1};
         const Shape shape = case_shape(heads, block_len, i);
         DeviceInstance instance(ctx, make_problem(key, shape, 1000 + i), true, 1, 3);
-        ++i;
-        for (int splits : kForcedSplits) {
-          instance.poison();
-          instance.launch_with_splits(kernels().candidate(variant), 0, splits);
-          const Verdict v = instance.verify();
-          EXPECT_TRUE(v.ok) << fmt::format("H={} L={} causal={} kv={} | ctx={} ragged={} batch={} page={} | {} "
-                                           "splits={}: {}",
-                                           heads, block_len, causal, key_fields()[3].format(static_cast<int>(dtype)),
-                                           shape.ctx, shape.ragged, instance.problem().batch, shape.page_size,
-                                           variant.name(), splits, v.detail);
-          if (!v.ok && ++failures >= kMaxFailures) FAIL() << "stopping after " << kMaxFailures << " failures";
+        for (int math : kMaths) {
+          const std::vector<Config> configs = runnable_configs(dtype, math);
+          const Variant variant{configs[i % configs.size()], dtype, causal, 0};
+          for (int splits : kForcedSplits) {
+            instance.poison();
+            instance.launch_with_splits(kernels().candidate(variant), 0, splits);
+            const Verdict v = instance.verify();
+            EXPECT_TRUE(v.ok) << fmt::format("H={} L={} causal={} kv={} | ctx={} ragged={} batch={} page={} | {} "
+                                             "splits={}: {}",
+                                             heads, block_len, causal, key_fields()[3].format(static_cast<int>(dtype)),
+                                             shape.ctx, shape.ragged, instance.problem().batch, shape.page_size,
+                                             variant.name(), splits, v.detail);
+            if (!v.ok && ++failures >= kMaxFailures) FAIL() << "stopping after " << kMaxFailures << " failures";
+          }
         }
+        ++i;
       }
 }
 

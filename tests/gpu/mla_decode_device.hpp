@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "gpu/test_device.hpp"
 #include "common/error.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
@@ -22,30 +23,9 @@
 
 namespace ktune::mla::gpu_test {
 
-struct Device {
-  backend::Backend* backend = nullptr;
-  std::unique_ptr<backend::Context> ctx;
-  std::string missing;  // why there is none
-};
-
-// The first device of the first available backend.
-inline Device& device() {
-  static Device d = [] {
-    Device found;
-    for (backend::Backend* b : backend::all()) {
-      if (b->available() && b->device_count() > 0) {
-        found.backend = b;
-        found.ctx = b->open(0);
-        return found;
-      }
-      found.missing += std::string(found.missing.empty() ? "" : "; ") + std::string(b->name()) + ": " +
-                       (b->available() ? std::string("no device") : b->unavailable_reason());
-    }
-    if (found.missing.empty()) found.missing = "no GPU backend was built into this binary";
-    return found;
-  }();
-  return d;
-}
+using ktune::gpu_test::Device;
+using ktune::gpu_test::device;
+using ktune::gpu_test::WithDevice;
 
 // One kernel instance: its config and the masking it was compiled with.
 struct Variant {
@@ -102,20 +82,9 @@ inline Kernels& kernels() {
 }
 
 // Why `config` cannot run with `kv_dtype` on this device's arch (shared memory, registers,
-// thread layout), ignoring the padding rule, which is about speed, not correctness.
+// thread layout), ignoring the rules about speed (padding, mma configs a sibling beats).
 inline std::optional<std::string> unrunnable(const Config& config, num::KvDtype kv_dtype) {
-  const Key widest{128, 16, false, kv_dtype, 1};
-  return mla_decode_family().infeasible(to_params(widest), to_params(config),
-                                        target_limits(device().ctx->info().arch));
+  return mla::unrunnable(config, kv_dtype, target_limits(device().ctx->info().arch));
 }
-
-// Test fixtures: skip, with the reason, where there is no device.
-template <class Base>
-class WithDevice : public Base {
- protected:
-  void SetUp() override {
-    if (!device().ctx) GTEST_SKIP() << "no GPU for the mla_decode tests: " << device().missing;
-  }
-};
 
 }  // namespace ktune::mla::gpu_test

@@ -95,12 +95,24 @@ class Family {
   // or nullopt when it can. Pure function: the sweep prunes with it before compiling.
   virtual std::optional<std::string> infeasible(const Params& key, const Params& config,
                                                 const TargetLimits& target) const = 0;
+  // The part of infeasible() that is about correctness rather than fit or speed: why `config`
+  // would compute wrong results for `key` because the key breaks a precondition of the variant
+  // (qk_rope_cache: a variant that does not clamp positions cannot read a 1-row table), or
+  // nullopt. Codegen refuses a winner that breaks one, whatever the database says, so that a
+  // dispatcher can never route a key to such a variant. Default: no preconditions.
+  virtual std::optional<std::string> precondition_violated(const Params& key, const Params& config) const {
+    return std::nullopt;
+  }
   virtual LaunchInfo launch_info(const Params& key, const Params& config) const = 0;
   // True when a winner tuned for a larger value of key field `field` also serves smaller values
   // correctly, because the value is a run-time argument and the kernel masks the padding
   // (mla_decode: heads and block_len). The generated dispatcher then covers an untuned value with
   // the smallest larger tuned one, reported as a fallback. Default: exact values only.
   virtual bool covers_larger(std::string_view field) const noexcept { return false; }
+  // The key field the generated dispatcher resolves by the nearest tuned bucket (the smallest
+  // tuned value >= the query's, else the largest): requests per launch for mla_decode, tokens per
+  // launch for qk_rope_cache. A name that is no key field of the family means: no bucket field.
+  virtual std::string_view bucket_field() const noexcept { return "batch"; }
 
   // Small shapes that exercise masks and edges; every candidate is verified on all of them.
   virtual std::vector<Params> verify_shapes(const Params& key) const = 0;

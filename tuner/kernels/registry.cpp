@@ -5,11 +5,12 @@
 #include "common/error.hpp"
 #include "kernels/family.hpp"
 #include "kernels/mla_decode/family.hpp"
+#include "kernels/qk_rope_cache/family.hpp"
 
 namespace ktune {
 
 const std::vector<const Family*>& families() {
-  static const std::vector<const Family*> all = {&mla::mla_decode_family()};
+  static const std::vector<const Family*> all = {&mla::mla_decode_family(), &rope::qk_rope_cache_family()};
   return all;
 }
 

@@ -21,8 +21,79 @@ bool one_of(int v, std::initializer_list<int> allowed) {
 
 // Live registers (Geometry::live_registers) may take this share of a thread's budget; the rest is
 // the compiler's. Calibrated on ptxas (sm_90a) and hipRTC (gfx90a) register reports of the
-// kernel: beyond it, compiles start to spill.
+// SIMT kernel: beyond it, compiles start to spill. The matrix-core kernel's estimate
+// (MmaGeometry::live_registers) already holds its slack: ptxas reports of sm_90a instances land
+// at 0.9 to 1.1 times it, without spills up to the full budget (e.g. rows=64 keys=32 threads=256:
+// estimate 252, ptxas 247 to 253 registers, no spill).
 constexpr int kRegisterSharePercent = 90;
+constexpr int kMmaRegisterSharePercent = 100;
+
+std::optional<std::string> register_excess(int live, int share_percent, const Config& c, const TargetLimits& target) {
+  const int64_t budget = std::min<int64_t>(target.registers_per_thread_max, target.registers_per_block / c.threads);
+  if (live * 100 <= budget * share_percent) return std::nullopt;
+  return fmt::format("keeps about {} registers per thread live (accumulators, scores, operands); {} allows {} "
+                     "at threads={}, of which ktune plans with {}%",
+                     live, target.arch, budget, c.threads, share_percent);
+}
+
+std::optional<std::string> shared_excess(int bytes, const TargetLimits& target) {
+  if (bytes <= target.shared_per_block) return std::nullopt;
+  return fmt::format("needs {} bytes of shared memory, {} allows {}", bytes, target.arch, target.shared_per_block);
+}
+
+std::optional<std::string> simt_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  if (!one_of(c.stages, {1, 2}))
+    return fmt::format("stages={}: math=simt has 1 or 2 (a ring of 3..4 is mma's)", c.stages);
+  const mla_tile::Geometry g = geometry(c, kv_dtype);
+  if (!g.scores_fit())
+    return fmt::format("rows x keys = {} scores do not spread evenly over threads={}", c.rows * c.keys, c.threads);
+  if (!g.values_fit())
+    return fmt::format("threads={} cover {} output rows at a time, more than rows={}", c.threads,
+                       c.threads / mla_tile::kValueVecs, c.rows);
+  if (auto why = shared_excess(g.shared_bytes(), target)) return why;
+  return register_excess(g.live_registers(), kRegisterSharePercent, c, target);
+}
+
+// Configs of the matrix-core kernel that fit but cannot beat a sibling that also fits: pruned so
+// that sweeps and the compile check (which compiles every instance of the default space) spend no
+// time on them.
+std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  const auto fits = [&](const Config& other) {
+    return mma_geometry(other, kv_dtype, target.warp_size).shared_bytes() <= target.shared_per_block;
+  };
+  const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
+  // A ring of 2 tiles of 32 keys holds the bytes of 4 tiles of 16 keys with half the barriers per
+  // key and twice the warps in Q K^T.
+  Config wider = c;
+  wider.keys = 32, wider.stages = 2;
+  if (c.keys == 16 && fits(wider))
+    return fmt::format("math=mma: keys=16 where a ring of 2 tiles of 32 keys fits {} (same bytes, half the barriers)",
+                       target.arch);
+  // The ring is what hides the memory latency: a shallower one than fits keeps fewer bytes in
+  // flight. (Two CTAs with half-depth rings on one compute unit hold the same bytes as one with a
+  // full ring, each with its own copy of the barriers' stalls.)
+  Config deeper = c;
+  deeper.stages = c.stages + 1;
+  if (c.stages < 4 && fits(deeper))
+    return fmt::format("math=mma: a ring of {} tiles fits {} and keeps more bytes in flight", deeper.stages,
+                       target.arch);
+  // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
+  // L=1 bf16, rows=16 keys=64 runs at 79% of the copy bandwidth with 8 warps, 69% with 4.)
+  if (2 * g.qk_warps() < g.warps())
+    return fmt::format("math=mma: {} of {} warps would sit Q K^T out (rows={} x keys={} has {} blocks of 16)",
+                       g.warps() - g.qk_warps(), g.warps(), c.rows, c.keys, g.m_tiles() * g.key_blocks());
+  return std::nullopt;
+}
+
+std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  if (!one_of(c.stages, {2, 3, 4}))
+    return fmt::format("stages={}: math=mma streams through a ring of 2..4 KV tiles", c.stages);
+  const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
+  if (!g.values_fit())
+    return fmt::format("math=mma: {} warps cannot split the 512 value dims into blocks of 16", g.warps());
+  if (auto why = shared_excess(g.shared_bytes(), target)) return why;
+  return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target);
+}
 
 class MlaDecodeFamily final : public Family {
  public:
@@ -45,29 +116,9 @@ class MlaDecodeFamily final : public Family {
                                         const TargetLimits& target) const override {
     const Key k = key_of(key);
     const Config c = config_of(config);
-    if (!one_of(c.rows, {16, 32, 64, 128})) return fmt::format("rows={} is not 16, 32, 64 or 128", c.rows);
-    if (!one_of(c.keys, {16, 32, 64})) return fmt::format("keys={} is not 16, 32 or 64", c.keys);
-    if (!one_of(c.threads, {64, 128, 256, 512}))
-      return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
-    if (c.threads % target.warp_size != 0)
-      return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
-    if (c.threads > target.max_threads_per_block)
-      return fmt::format("threads={} exceeds {}'s {} per block", c.threads, target.arch, target.max_threads_per_block);
-
-    const mla_tile::Geometry g = geometry(c, k.kv_dtype);
-    if (!g.scores_fit())
-      return fmt::format("rows x keys = {} scores do not spread evenly over threads={}", c.rows * c.keys, c.threads);
-    if (!g.values_fit())
-      return fmt::format("threads={} cover {} output rows at a time, more than rows={}", c.threads,
-                         c.threads / mla_tile::kValueVecs, c.rows);
-    if (g.shared_bytes() > target.shared_per_block)
-      return fmt::format("needs {} bytes of shared memory, {} allows {}", g.shared_bytes(), target.arch,
-                         target.shared_per_block);
-    const int64_t budget = std::min<int64_t>(target.registers_per_thread_max, target.registers_per_block / c.threads);
-    if (g.live_registers() * 100 > budget * kRegisterSharePercent)
-      return fmt::format("keeps about {} registers per thread live (accumulators, scores, prefetch); {} allows {} "
-                         "at threads={}, of which ktune plans with {}%",
-                         g.live_registers(), target.arch, budget, c.threads, kRegisterSharePercent);
+    if (auto why = unrunnable(c, k.kv_dtype, target)) return why;
+    if (c.math == kMathMma)
+      if (auto why = mma_cannot_win(c, k.kv_dtype, target)) return why;
     const int rows_needed = k.heads * k.block_len;
     const int useful_tile = std::max(16, static_cast<int>(std::bit_ceil(static_cast<unsigned>(rows_needed))));
     if (c.rows > useful_tile)
@@ -78,7 +129,7 @@ class MlaDecodeFamily final : public Family {
 
   LaunchInfo launch_info(const Params& key, const Params& config) const override {
     const Config c = config_of(config);
-    return {c.threads, geometry(c, key_of(key).kv_dtype).shared_bytes()};
+    return {c.threads, shared_bytes(c, key_of(key).kv_dtype)};
   }
 
   // H and L are run-time arguments of the kernel, which masks the padding rows.
@@ -107,6 +158,17 @@ class MlaDecodeFamily final : public Family {
 };
 
 }  // namespace
+
+std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  if (!one_of(c.rows, {16, 32, 64, 128})) return fmt::format("rows={} is not 16, 32, 64 or 128", c.rows);
+  if (!one_of(c.keys, {16, 32, 64})) return fmt::format("keys={} is not 16, 32 or 64", c.keys);
+  if (!one_of(c.threads, {64, 128, 256, 512})) return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
+  if (c.threads % target.warp_size != 0)
+    return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
+  if (c.threads > target.max_threads_per_block)
+    return fmt::format("threads={} exceeds {}'s {} per block", c.threads, target.arch, target.max_threads_per_block);
+  return c.math == kMathMma ? mma_infeasible(c, kv_dtype, target) : simt_infeasible(c, kv_dtype, target);
+}
 
 const Family& mla_decode_family() {
   static const MlaDecodeFamily family;

@@ -1,6 +1,6 @@
 #pragma once
-// Host view of the kernel's tile geometry. The definition lives with the kernel template
-// (templates/mla_decode/geometry.hpp) and is included from there, so that host and device share it.
+// Host view of the kernels' tile geometry. The definitions live with the kernel templates
+// (templates/mla_decode/geometry.hpp) and are included from there, so that host and device share them.
 #include "kernels/mla_decode/problem.hpp"
 #include "templates/mla_decode/geometry.hpp"
 
@@ -8,6 +8,16 @@ namespace ktune::mla {
 
 constexpr mla_tile::Geometry geometry(const Config& c, num::KvDtype kv_dtype) noexcept {
   return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype)};
+}
+
+// The matrix-core kernel's geometry for a target warp size (32 NVIDIA, 64 AMD CDNA).
+constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dtype, int warp) noexcept {
+  return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype), warp};
+}
+
+// Dynamic shared memory of the config's main kernel (independent of the warp size).
+constexpr int shared_bytes(const Config& c, num::KvDtype kv_dtype) noexcept {
+  return c.math == kMathMma ? mma_geometry(c, kv_dtype, 32).shared_bytes() : geometry(c, kv_dtype).shared_bytes();
 }
 
 }  // namespace ktune::mla

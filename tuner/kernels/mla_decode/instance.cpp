@@ -95,9 +95,12 @@ void DeviceInstance::launch(const Candidate& c, int rotation) {
 void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int num_splits) {
   const HostProblem& p = problem_;
   const Config config = config_of(c.config);
-  const mla_tile::Geometry g = geometry(config, p.kv_dtype);
-  if (!g.valid())
-    throw Error(fmt::format("mla_decode: config {{{}}} does not tile (rows, keys, threads)", c.config.canonical()));
+  const bool tiles = config.math == kMathMma ? mma_geometry(config, p.kv_dtype, ctx_.info().warp_size).valid()
+                                             : geometry(config, p.kv_dtype).valid();
+  if (!tiles)
+    throw Error(fmt::format("mla_decode: config {{{}}} does not tile (rows, keys, threads, stages) with a warp of {}",
+                            c.config.canonical(), ctx_.info().warp_size));
+  const int shared = shared_bytes(config, p.kv_dtype);
   if (c.module == nullptr || c.symbols.size() != 2)
     throw Error(fmt::format("mla_decode: a candidate needs a module and 2 symbols (main, combine), got {}",
                             c.symbols.size()));
@@ -121,9 +124,8 @@ void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int nu
   const backend::Dim3 grid{static_cast<unsigned>(mla_tile::ceil_div(rows_per_request, config.rows)),
                            static_cast<unsigned>(num_splits), static_cast<unsigned>(p.batch)};
   void* main = c.module->function(c.symbols[0]);
-  ctx_.set_shared_limit(main, static_cast<size_t>(g.shared_bytes()));
-  ctx_.launch(main, grid, {static_cast<unsigned>(config.threads), 1, 1}, static_cast<size_t>(g.shared_bytes()),
-              main_args);
+  ctx_.set_shared_limit(main, static_cast<size_t>(shared));
+  ctx_.launch(main, grid, {static_cast<unsigned>(config.threads), 1, 1}, static_cast<size_t>(shared), main_args);
 
   if (num_splits > 1) {
     int total_rows = static_cast<int>(rows_of(p));

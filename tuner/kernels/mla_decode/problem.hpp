@@ -28,10 +28,14 @@ struct Config {
   int rows = 0;     // query rows (h, l pairs) per CTA
   int keys = 0;     // keys per KV tile
   int threads = 0;  // threads per CTA (a vendor-neutral knob: the warp size differs)
-  int stages = 0;   // 1: load then compute; 2: prefetch the next tile during compute
+  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma: ring slots (2..4)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
-  int math = 0;     // 0: SIMT
+  int math = 0;     // kMathSimt or kMathMma
 };
+
+// Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma).
+inline constexpr int kMathSimt = 0;
+inline constexpr int kMathMma = 1;
 
 // A run-time shape beyond the key.
 struct Shape {
@@ -50,8 +54,9 @@ Params to_params(const Key& k);
 Params to_params(const Config& c);
 Params to_params(const Shape& s);
 
-// Name expressions of the kernels a config needs for a kv dtype and masking mode. mask_shift
-// plants an off-by-one in the causal/length mask: tests only (0 in production).
+// Name expressions of the kernels a config needs for a kv dtype and masking mode; the main kernel's
+// template follows c.math. mask_shift plants an off-by-one in the causal/length mask: tests only
+// (0 in production).
 std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal, int mask_shift = 0);
 std::string combine_kernel_name();
 inline constexpr int kCombineThreads = 64;  // the combine kernel's block size (in its name)

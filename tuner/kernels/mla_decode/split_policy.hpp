@@ -8,7 +8,9 @@
 
 namespace ktune::mla {
 
-inline constexpr int kMaxSplits = 32;         // bounds the workspace and the combine's loop
+// Bounds the workspace and the combine's loop; 64 lets a batch of 2 requests of one row tile fill
+// the 132 SMs of an H200 (one CTA per SM: the mma kernel's rings take most of the shared memory).
+inline constexpr int kMaxSplits = 64;
 inline constexpr int kMinTilesPerSplit = 2;   // a split shorter than this costs more than it saves
 
 struct SplitInputs {

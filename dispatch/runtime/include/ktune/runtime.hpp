@@ -1,0 +1,83 @@
+#pragma once
+// ktune runtime, C++ API: the C API of ktune/runtime.h with std::string messages. Every call
+// returns a Result and never throws or aborts; see ktune/runtime.h for what each status means
+// and where the tables and code objects come from.
+//
+//   ktune_mla_decode_args args{...};
+//   size_t bytes = 0;
+//   ktune::mla_decode_workspace_size(args, bytes);          // allocate `bytes` of workspace
+//   ktune::Result r = ktune::mla_decode(stream, args);
+//   if (!r.launched()) handle(r.status, r.message);          // gap: r.fallback_key says what to use
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "ktune/runtime.h"
+
+namespace ktune {
+
+enum class Status {
+  ok = KTUNE_OK,
+  ok_fallback = KTUNE_OK_FALLBACK,
+  gap = KTUNE_GAP,
+  unsupported = KTUNE_UNSUPPORTED,
+  no_device = KTUNE_NO_DEVICE,
+  no_code_object = KTUNE_NO_CODE_OBJECT,
+  invalid_argument = KTUNE_INVALID_ARGUMENT,
+  launch_failed = KTUNE_LAUNCH_FAILED,
+};
+
+inline std::string_view to_string(Status s) noexcept { return ktune_status_name(static_cast<ktune_status>(s)); }
+
+struct Result {
+  Status status = Status::unsupported;
+  std::string message;
+  bool has_fallback_key = false;
+  ktune_mla_decode_key fallback_key{};
+  int splits = 0;
+  bool from_override = false;
+  bool launched() const noexcept { return status == Status::ok || status == Status::ok_fallback; }
+};
+
+namespace runtime_detail {
+inline Result to_result(const ktune_result& r) {
+  return {static_cast<Status>(r.status), r.message, r.has_fallback_key != 0, r.fallback_key, r.splits,
+          r.from_override != 0};
+}
+}  // namespace runtime_detail
+
+// Launches mla_decode on `stream` (CUstream / hipStream_t; nullptr: the default stream).
+inline Result mla_decode(void* stream, ktune_mla_decode_args args) noexcept {
+  args.stream = stream;
+  ktune_result r{};
+  ktune_mla_decode(&args, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result mla_decode_workspace_size(const ktune_mla_decode_args& args, std::size_t& bytes) noexcept {
+  ktune_result r{};
+  ktune_mla_decode_workspace_size(&args, &bytes, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result mla_decode_select(const ktune_mla_decode_key& key) noexcept {
+  ktune_result r{};
+  ktune_mla_decode_select(&key, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result mla_decode_select(const char* arch, const ktune_mla_decode_key& key) noexcept {
+  ktune_result r{};
+  ktune_mla_decode_select_for_arch(arch, &key, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result override_status() noexcept {
+  ktune_result r{};
+  ktune_runtime_override_status(&r);
+  return runtime_detail::to_result(r);
+}
+
+inline std::string_view runtime_info() noexcept { return ktune_runtime_info(); }
+
+}  // namespace ktune

@@ -1,0 +1,387 @@
+// Paged MLA decode attention, matrix-core math path (math = "mma"). Same contract, grid, split-KV
+// workspace layout and template parameters as the SIMT kernel (mla_decode.hip), FlashAttention-2
+// style inside a CTA (geometry: mla_tile::MmaGeometry):
+//   - the CTA's ROWS query rows (H x L folded, padded to m-tiles of 16) are the M dimension;
+//   - KV tiles of KEYS keys stream through a ring of STAGES shared-memory slots with 16-byte
+//     asynchronous copies (common/async_copy.hpp), gathered through the block table per key, so
+//     that STAGES - 1 tiles are in flight while the CTA computes on one; fp8 tiles travel as codes
+//     (half the bytes) and are decoded once per tile into a bf16 compute tile, which serves both
+//     K (all 576 dims) and V (the first 512), so each code is decoded once, not once per use;
+//   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; online
+//     softmax in registers on the S accumulators, with the row maxima (and, once at the end, the
+//     row sums) reduced across warps through shared memory;
+//   - O = P V on the matrix cores with V read transposed from the same tile, warps splitting the
+//     512 value dims so that the fp32 accumulators of all rows fit the registers. That split is why
+//     P goes through shared memory: the warp that holds a key's scores is not the warp that needs
+//     them for its dims.
+// P is stored as two bf16 terms, P = hi + lo (hi = bf16(P), lo = bf16(P - hi)), and both go through
+// the matrix cores: one bf16 term perturbs each softmax weight by up to 2^-9, an error the
+// verification's absolute tolerance catches on short contexts; two terms leave 2^-17.
+#include "common/async_copy.hpp"
+#include "common/matrix_core.hpp"
+#include "common/prelude.hpp"
+#include "mla_decode/geometry.hpp"
+#include "mla_decode/kernel_common.hpp"
+
+namespace ktune {
+namespace mla_detail {
+
+// Copies chunks C .. N - 1 of a row whose chunks are STRIDE bytes apart, each with its offset as an
+// immediate (a recursion, because an unrolled loop's index is not a template argument).
+template <int C, int N, int STRIDE>
+struct RowCopy {
+  __device__ __forceinline__ static void run(u8* dst, const u8* src, bool valid) {
+    async_copy::copy16<C * STRIDE>(dst, src, valid);
+    RowCopy<C + 1, N, STRIDE>::run(dst, src, valid);
+  }
+};
+template <int N, int STRIDE>
+struct RowCopy<N, N, STRIDE> {
+  __device__ __forceinline__ static void run(u8*, const u8*, bool) {}
+};
+
+template <int C, int N, int STRIDE>
+__device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
+  RowCopy<C, N, STRIDE>::run(dst, src, valid);
+}
+
+}  // namespace mla_detail
+
+// Parameters as mla_decode's; MATH must be 1. STAGES: KV tiles in the ring (2..4).
+// Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes().
+template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
+__global__ void __launch_bounds__(THREADS)
+    mla_decode_mma(const u16* __restrict__ q, const u8* __restrict__ kv_cache, const i32* __restrict__ block_table,
+                   const i32* __restrict__ kv_lens, u16* __restrict__ o, float* __restrict__ lse,
+                   float* __restrict__ part_o, float* __restrict__ part_lse, float softmax_scale, float kv_scale,
+                   int heads, int block_len, int max_pages, int page_size, int num_splits) {
+  using namespace mla_tile;
+  using namespace mla_detail;
+  static_assert(MATH == 1, "mla_decode_mma is the matrix-core path (MATH = 1)");
+  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp};
+  static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES do not tile (see MmaGeometry::valid)");
+  constexpr int MT = G.m_tiles();
+  constexpr int QMT = G.qk_m_tiles();
+  constexpr int QKB = G.qk_key_blocks();
+  constexpr int QKW = G.qk_key_warps();
+  constexpr int PVB = G.pv_blocks();
+  constexpr int LR = mc::kLaneRows;
+  constexpr int ROW_CHUNKS = kHeadDim * 2 / 16;  // 16-byte chunks of a bf16 row
+  typedef mc::SwizzledRows<kHeadDim * 2> Tile;   // q tile, bf16 KV tiles
+  typedef mc::PaddedRows<G.p_stride()> PRows;    // P
+
+  extern __shared__ u32x4 smem[];
+  u8* const smem_bytes = reinterpret_cast<u8*>(smem);
+  u8* const sQ = smem_bytes;
+  u8* const sRing = smem_bytes + G.ring_offset();
+  u8* const sDecoded = smem_bytes + G.decode_offset();
+  u8* const sPhi = smem_bytes + G.p_offset();
+  u8* const sPlo = sPhi + G.p_bytes();
+  float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % kWarp;
+  const int warp = tid / kWarp;
+  const int b = static_cast<int>(blockIdx.z);
+  const int split = static_cast<int>(blockIdx.y);
+  const int row0 = static_cast<int>(blockIdx.x) * ROWS;
+  const int rows_per_request = heads * block_len;
+  const int kv_len = kv_lens[b];
+
+  // This CTA's keys: its split's chunk, cut where its last row stops seeing keys.
+  const int split_len = ceil_div(ceil_div(kv_len, num_splits), KEYS) * KEYS;
+  const int k_begin = split * split_len;
+  const int last_row = min_of(row0 + ROWS, rows_per_request) - 1;
+  const int k_end =
+      min_of(min_of(kv_len, k_begin + split_len), visible_keys<CAUSAL, MASK_SHIFT>(last_row, kv_len, heads, block_len));
+  const int num_tiles = k_end > k_begin ? ceil_div(k_end - k_begin, KEYS) : 0;
+
+  // Queues the copies of tile t into ring slot t % STAGES. A group of threads per key row, so
+  // that a thread looks the page up once per key; keys at or past k_end become zeros (their pages
+  // may not exist, and P V must not meet stale non-finite values).
+  const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
+  constexpr int STAGE_BYTES = G.stage_bytes();
+  constexpr int RAW_ROW_BYTES = G.raw_row_bytes();
+  constexpr int TPK = G.copy_threads_per_key();
+  constexpr int COPY_PASSES = G.copy_passes();
+  constexpr int KEYS_PER_PASS = G.copy_keys_per_pass();
+  constexpr int CHUNKS_PER_THREAD = G.chunks_per_row() / TPK;
+  auto issue_tile = [&](int t) {
+    u8* const slot = sRing + (t % STAGES) * STAGE_BYTES;
+    const int tile_start = k_begin + t * KEYS;
+#pragma unroll
+    for (int pass = 0; pass < COPY_PASSES; ++pass) {
+      const int key = pass * KEYS_PER_PASS + tid / TPK;
+      if (key < KEYS) {
+        const int j = tile_start + key;
+        const bool valid = j < k_end;
+        const i64 cache_row = valid ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : 0;
+        // Chunk tid % TPK + c * TPK sits c * TPK * 16 bytes after chunk tid % TPK in the cache
+        // row and in the slot: for bf16, TPK * 16 = 128 bytes is a whole swizzle group, which the
+        // XOR (bits 4..6 of the offset) leaves alone.
+        const u8* const src = kv_cache + cache_row * RAW_ROW_BYTES + (tid % TPK) * 16;
+        u8* const dst = slot + (KV_DTYPE == kKvBf16 ? Tile::offset(key, (tid % TPK) * 16)
+                                                    : static_cast<u32>(key * RAW_ROW_BYTES + (tid % TPK) * 16));
+        copy_row<0, CHUNKS_PER_THREAD, TPK * 16>(dst, src, valid);
+      }
+    }
+  };
+
+  // Prologue: the q tile (zeros for padding rows) with tile 0 in the first group, then the other
+  // tiles that the ring holds ahead, one group each (empty groups keep the count uniform).
+  const u16* const q_request = q + static_cast<i64>(b) * rows_per_request * kHeadDim;
+#pragma unroll
+  for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
+    const int idx = tid + v * THREADS;
+    if (idx < ROWS * ROW_CHUNKS) {
+      const int r = idx / ROW_CHUNKS;
+      const int chunk = idx % ROW_CHUNKS;
+      const bool valid = row0 + r < rows_per_request;
+      const u16* const src = valid ? q_request + static_cast<i64>(row0 + r) * kHeadDim + chunk * kVec : q;
+      async_copy::copy16<0>(sQ + Tile::offset(r, chunk * 16), src, valid);
+    }
+  }
+  if (num_tiles > 0) issue_tile(0);
+  async_copy::commit();
+#pragma unroll
+  for (int s = 1; s < STAGES - 1; ++s) {
+    if (s < num_tiles) issue_tile(s);
+    async_copy::commit();
+  }
+
+  // S = Q K^T: this warp's m-tiles and key blocks, and the key limit of each of its lane rows.
+  const bool qk_warp = warp < G.qk_warps();  // warp-uniform
+  const int qk_key_warp = warp % QKW;
+  const int qk_m0 = (warp / QKW) * QMT;  // first m-tile
+  const int qk_key0 = qk_key_warp * QKB * 16;
+  int row_limit[QMT][LR];
+#pragma unroll
+  for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+    for (int i = 0; i < LR; ++i) {
+      const int row = row0 + (qk_m0 + qm) * 16 + mc::lane_row(i);
+      row_limit[qm][i] =
+          row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end) : 0;
+    }
+  // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output.
+  const float score_scale = softmax_scale * kv_scale * kLog2e;
+
+  // Running row maxima, kept by every thread for the rows it touches: its S rows (qk) and its O
+  // rows (pv, all m-tiles). Both come from the same shared reductions, so they agree.
+  float max_qk[QMT][LR], sum_qk[QMT][LR], max_pv[MT][LR];
+#pragma unroll
+  for (int i = 0; i < LR; ++i) {
+#pragma unroll
+    for (int qm = 0; qm < QMT; ++qm) max_qk[qm][i] = neg_inf(), sum_qk[qm][i] = 0.f;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) max_pv[mt][i] = neg_inf();
+  }
+  const int pv_dim0 = warp * PVB * 16;
+  mc::Acc16 acc[MT][PVB];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int pb = 0; pb < PVB; ++pb) mc::zero(acc[mt][pb]);
+
+  for (int t = 0; t < num_tiles; ++t) {
+    async_copy::wait<STAGES - 2>();  // tile t (and the q tile) landed, for this thread's copies
+    __syncthreads();                 // ... and for everyone's; the slot of tile t - 1 is free
+    const u8* tile = sRing + (t % STAGES) * G.stage_bytes();
+    if (KV_DTYPE != kKvBf16) {
+#pragma unroll
+      for (int v = 0; v < G.decode_chunks_per_thread(); ++v) {
+        const int idx = tid + v * THREADS;
+        if (idx < KEYS * G.chunks_per_row()) {
+          const int key = idx / G.chunks_per_row();
+          const int chunk = idx % G.chunks_per_row();
+          u32x4 lo, hi;
+          fp8x16_to_bf16x16<KV_DTYPE>(load16(tile + key * G.raw_row_bytes() + chunk * 16), lo, hi);
+          store16(sDecoded + Tile::offset(key, chunk * 32), lo);
+          store16(sDecoded + Tile::offset(key, chunk * 32 + 16), hi);
+        }
+      }
+      __syncthreads();
+      tile = sDecoded;
+    }
+    if (t + STAGES - 1 < num_tiles) issue_tile(t + STAGES - 1);  // into the slot of tile t - 1
+    async_copy::commit();
+    const int tile_start = k_begin + t * KEYS;
+
+    // S = Q K^T over the 576 dims, 32 at a time.
+    mc::Acc16 s[QMT][QKB];
+#pragma unroll
+    for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+      for (int kb = 0; kb < QKB; ++kb) mc::zero(s[qm][kb]);
+    if (qk_warp) {
+#pragma unroll 6
+      for (int d = 0; d < kHeadDim; d += 32) {
+        mc::QkA a[QMT];
+#pragma unroll
+        for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<Tile>(sQ, (qk_m0 + qm) * 16, d);
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb) {
+          const mc::QkB k = mc::load_qk_b<Tile>(tile, qk_key0 + kb * 16, d);
+#pragma unroll
+          for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(s[qm][kb], a[qm], k);
+        }
+      }
+
+      // Mask and scale; this warp's row maxima over its keys, to shared memory.
+#pragma unroll
+      for (int qm = 0; qm < QMT; ++qm) {
+        float tile_max[LR];
+#pragma unroll
+        for (int i = 0; i < LR; ++i) tile_max[i] = neg_inf();
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+          for (int e = 0; e < mc::kLaneAcc; ++e) {
+            const int slot = mc::row_slot(e);
+            const int key = tile_start + qk_key0 + kb * 16 + mc::acc_col(e);
+            const float x = key < row_limit[qm][slot] ? s[qm][kb].v[e] * score_scale : neg_inf();
+            s[qm][kb].v[e] = x;
+            tile_max[slot] = fmaxf(tile_max[slot], x);
+          }
+#pragma unroll
+        for (int i = 0; i < LR; ++i) {
+          const float m = group_max<mc::kRowLanes>(tile_max[i]);
+          if (lane % mc::kRowLanes == 0) sReduce[qk_key_warp * ROWS + (qk_m0 + qm) * 16 + mc::lane_row(i)] = m;
+        }
+      }
+    }
+    __syncthreads();
+
+    // P = 2^(S - new max) in two bf16 terms; the lane's share of the row sums, rescaled.
+    if (qk_warp) {
+#pragma unroll
+      for (int qm = 0; qm < QMT; ++qm) {
+        float base[LR];
+#pragma unroll
+        for (int i = 0; i < LR; ++i) {
+          const int r = (qk_m0 + qm) * 16 + mc::lane_row(i);
+          float tile_max = neg_inf();
+#pragma unroll
+          for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + r]);
+          const float new_max = fmaxf(max_qk[qm][i], tile_max);
+          // A row that has seen no key yet keeps max -inf; subtracting 0 keeps its P at 0.
+          base[i] = new_max == neg_inf() ? 0.f : new_max;
+          sum_qk[qm][i] *= fast_exp2(max_qk[qm][i] - base[i]);
+          max_qk[qm][i] = new_max;
+        }
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+          for (int e = 0; e < mc::kLaneAcc; ++e) {
+            const int slot = mc::row_slot(e);
+            const float p = fast_exp2(s[qm][kb].v[e] - base[slot]);
+            sum_qk[qm][slot] += p;
+            const u32 hi = float_to_bf16(p);
+            const u32 lo = float_to_bf16(p - bf16_to_float(hi));
+            const u32 at = PRows::offset((qk_m0 + qm) * 16 + mc::acc_row(e), (qk_key0 + kb * 16 + mc::acc_col(e)) * 2);
+            *reinterpret_cast<u16*>(sPhi + at) = static_cast<u16>(hi);
+            *reinterpret_cast<u16*>(sPlo + at) = static_cast<u16>(lo);
+          }
+      }
+    }
+
+    // The same new maxima for this thread's O rows: rescale the accumulators.
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      float alpha[LR];
+#pragma unroll
+      for (int i = 0; i < LR; ++i) {
+        const int r = mt * 16 + mc::lane_row(i);
+        float tile_max = neg_inf();
+#pragma unroll
+        for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + r]);
+        const float new_max = fmaxf(max_pv[mt][i], tile_max);
+        alpha[i] = fast_exp2(max_pv[mt][i] - (new_max == neg_inf() ? 0.f : new_max));
+        max_pv[mt][i] = new_max;
+      }
+#pragma unroll
+      for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+        for (int e = 0; e < mc::kLaneAcc; ++e) acc[mt][pb].v[e] *= alpha[mc::row_slot(e)];
+    }
+    __syncthreads();  // P complete
+
+    // O += P V, V = the first 512 dims of the tile's rows; this warp's dims.
+#pragma unroll
+    for (int kb = 0; kb < KEYS / 16; ++kb) {
+      mc::PvA p_hi[MT], p_lo[MT];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        p_hi[mt] = mc::load_pv_a<PRows>(sPhi, mt * 16, kb * 16);
+        p_lo[mt] = mc::load_pv_a<PRows>(sPlo, mt * 16, kb * 16);
+      }
+#pragma unroll
+      for (int pb = 0; pb < PVB; ++pb) {
+        const mc::PvB v = mc::load_pv_b<Tile>(tile, kb * 16, pv_dim0 + pb * 16);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          mc::mma_pv(acc[mt][pb], p_hi[mt], v);
+          mc::mma_pv(acc[mt][pb], p_lo[mt], v);
+        }
+      }
+    }
+  }
+  async_copy::wait<0>();  // no copy may land after the block has left (num_tiles == 0: the q tile)
+
+  // Row sums: lanes, then key warps, through shared memory.
+  __syncthreads();  // every warp is done with sReduce's maxima
+  if (qk_warp) {
+#pragma unroll
+    for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+      for (int i = 0; i < LR; ++i) {
+        const float sum = group_sum<mc::kRowLanes>(sum_qk[qm][i]);
+        if (lane % mc::kRowLanes == 0) sReduce[qk_key_warp * ROWS + (qk_m0 + qm) * 16 + mc::lane_row(i)] = sum;
+      }
+  }
+  __syncthreads();
+
+  // Epilogue: normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
+  const int batch = static_cast<int>(gridDim.z);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    float inv[LR], row_lse[LR];
+#pragma unroll
+    for (int i = 0; i < LR; ++i) {
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + mt * 16 + mc::lane_row(i)];
+      inv[i] = sum > 0.f ? kv_scale / sum : 0.f;
+      row_lse[i] = sum > 0.f ? (max_pv[mt][i] + log2f(sum)) * kLn2 : neg_inf();
+    }
+#pragma unroll
+    for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+      for (int e = 0; e < mc::kLaneAcc; ++e) {
+        const int row = row0 + mt * 16 + mc::acc_row(e);
+        if (row >= rows_per_request) continue;
+        const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
+        const int dim = pv_dim0 + pb * 16 + mc::acc_col(e);
+        const float x = acc[mt][pb].v[e] * inv[mc::row_slot(e)];
+        if (num_splits == 1)
+          o[out_row * kValueDim + dim] = static_cast<u16>(float_to_bf16(x));
+        else
+          part_o[(static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim] = x;
+      }
+    if (warp == 0 && lane % mc::kRowLanes == 0) {
+#pragma unroll
+      for (int i = 0; i < LR; ++i) {
+        const int row = row0 + mt * 16 + mc::lane_row(i);
+        if (row >= rows_per_request) continue;
+        const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
+        if (num_splits == 1) {
+          if (lse != nullptr) lse[out_row] = row_lse[i];
+        } else {
+          part_lse[static_cast<i64>(split) * batch * rows_per_request + out_row] = row_lse[i];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace ktune

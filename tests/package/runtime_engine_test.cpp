@@ -1,0 +1,318 @@
+// The runtime engine (dispatch/runtime) on the CPU: a fake GPU API records what would be launched.
+// Selection from the compiled-in package (the committed H200 table), launch geometry and the
+// split-KV workspace, every status that stops a launch, the code-object cache under many threads,
+// and the KTUNE_DB override with codegen's validators.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "dispatch/runtime/compiled_table.hpp"
+#include "kernels/mla_decode/split_policy.hpp"
+#include "package/runtime_support.hpp"
+#include "unit/package_support.hpp"
+
+namespace ktune::runtime {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using test::fake_engine;
+using test::FakeApi;
+using test::launch_args;
+using namespace package_test;
+
+constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};  // tuned in the committed H200 table
+
+Params key_params(const ktune_mla_decode_key& k) {
+  return mla_key(static_cast<int>(k.heads), static_cast<int>(k.block_len), k.causal != 0,
+                 static_cast<num::KvDtype>(k.kv_dtype), static_cast<int>(k.batch));
+}
+
+// The compiled table's kernel for `k`: the committed H200 results change with every re-sweep, so
+// the tests read the winner from the table instead of repeating it. Its geometry comes from
+// select_compiled(); its compile-time knobs (stages, math) from the code object it names, found
+// among the family's configs of that geometry; `split` (a host knob) as given.
+Params compiled_config(const ktune_mla_decode_key& k, int split) {
+  const Choice c = select_compiled("sm_90a", k);
+  if (!c.kernel) throw Error("the compiled table has no kernel for " + key_params(k).canonical());
+  const KernelChoice& kc = *c.kernel;
+  for (int stages = 1; stages <= 4; ++stages)
+    for (int math = 0; math <= 1; ++math) {
+      const Params config = mla::to_params(mla::Config{kc.rows, kc.keys, kc.threads, stages, split, math});
+      if (find_code_object(mla_family().name_expressions(key_params(k), config)) == kc.code_object) return config;
+    }
+  throw Error("no config of the compiled kernel's geometry names its code object");
+}
+
+TEST(RuntimeEngine, LaunchesTheSelectedKernelWithItsGeometryAndSplits) {
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api);
+  auto args = launch_args(kExact);
+  size_t bytes = 0;
+  ktune_result r{};
+  ASSERT_EQ(engine->workspace_size(args, bytes, r), KTUNE_OK) << r.message;
+  const Params winner = compiled_config(kExact, 0);
+  const KernelChoice kc = *select_compiled("sm_90a", kExact).kernel;
+  const int row_tiles = (16 + kc.rows - 1) / kc.rows;
+  const int splits = mla::num_splits({32, row_tiles, 4096, 132, kc.split, kc.keys});
+  EXPECT_EQ(r.splits, splits);
+  ASSERT_GT(splits, 1);
+  EXPECT_EQ(bytes, static_cast<size_t>(splits) * 32 * 16 * 513 * sizeof(float));
+
+  // Without the workspace nothing is launched.
+  EXPECT_EQ(engine->mla_decode(args, r), KTUNE_INVALID_ARGUMENT);
+  EXPECT_THAT(r.message, AllOf(HasSubstr("workspace"), HasSubstr(std::to_string(bytes))));
+  EXPECT_TRUE(api->launches.empty());
+
+  std::vector<char> workspace(bytes);
+  args.workspace = workspace.data();
+  args.workspace_bytes = bytes;
+  ASSERT_EQ(engine->mla_decode(args, r), KTUNE_OK) << r.message;
+  EXPECT_STREQ(r.message, "exact match");
+  ASSERT_EQ(api->launches.size(), 2u);
+  const auto& main = api->launches[0];
+  EXPECT_FALSE(main.combine);
+  EXPECT_EQ(main.launch.grid[0], static_cast<unsigned>(row_tiles));
+  EXPECT_EQ(main.launch.grid[1], static_cast<unsigned>(splits));
+  EXPECT_EQ(main.launch.grid[2], 32u);
+  EXPECT_EQ(main.launch.block, static_cast<unsigned>(winner.at("threads")));
+  EXPECT_EQ(static_cast<int64_t>(main.launch.shared_bytes), mla_family().launch_info(key_params(kExact), winner).shared_bytes);
+  const auto& combine = api->launches[1];
+  EXPECT_TRUE(combine.combine);
+  EXPECT_EQ(combine.launch.grid[0], 32u * 16u);  // one block per output row
+  EXPECT_EQ(combine.launch.block, static_cast<unsigned>(mla::kCombineThreads));
+  EXPECT_EQ(combine.splits, splits);
+
+  // A short context does not split: one launch, no workspace needed.
+  api->launches.clear();
+  auto short_args = launch_args(kExact, 64);
+  ASSERT_EQ(engine->mla_decode(short_args, r), KTUNE_OK) << r.message;
+  EXPECT_EQ(r.splits, 1);
+  ASSERT_EQ(api->launches.size(), 1u);
+  EXPECT_EQ(api->launches[0].splits, 1);
+}
+
+// The launch code passes templates/mla_decode's parameter lists: every packaged kernel must take
+// them (a template whose parameters changed fails here, on the CPU, before any GPU run).
+TEST(RuntimeEngine, PackagedKernelsTakeTheRuntimesArguments) {
+  ASSERT_GT(code_object_count(), 0u);
+  for (size_t i = 0; i < code_object_count(); ++i)
+    EXPECT_TRUE(takes_runtime_arguments(code_object(i))) << code_object(i).main_symbol << " / "
+                                                         << code_object(i).combine_symbol;
+  // One more int parameter in the main kernel, one fewer in the combine: refused.
+  auto changed = code_object(0);
+  const std::string longer = std::string(changed.main_symbol) + "i";
+  changed.main_symbol = longer;
+  EXPECT_FALSE(takes_runtime_arguments(changed));
+  changed = code_object(0);
+  changed.combine_symbol.remove_suffix(1);
+  EXPECT_FALSE(takes_runtime_arguments(changed));
+}
+
+TEST(RuntimeEngine, CoveringKeyLaunchesAsFallbackAndNamesTheRow) {
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api);
+  auto args = launch_args({12, 3, 1, 0, 32}, 64);  // untuned heads / block_len: covered by 16 x 4
+  ktune_result r{};
+  ASSERT_EQ(engine->mla_decode(args, r), KTUNE_OK_FALLBACK) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("smallest larger"));
+  ASSERT_TRUE(r.has_fallback_key);
+  EXPECT_EQ(r.fallback_key.heads, 16);
+  EXPECT_EQ(r.fallback_key.block_len, 4);
+  ASSERT_EQ(api->launches.size(), 1u);
+  EXPECT_EQ(api->launches[0].launch.grid[0], 1u);  // 36 rows in one tile of the covering kernel's 64
+}
+
+TEST(RuntimeEngine, StatusesInsteadOfAborts) {
+  ktune_result r{};
+  {  // No GPU API at all.
+    Engine::Setup s;
+    s.no_api_reason = "cuda unavailable: libcuda.so.1: cannot open shared object file";
+    Engine engine(std::move(s));
+    auto args = launch_args(kExact);
+    EXPECT_EQ(engine.mla_decode(args, r), KTUNE_NO_DEVICE);
+    EXPECT_THAT(r.message, HasSubstr("libcuda.so.1"));
+    EXPECT_EQ(engine.select(kExact, r), KTUNE_NO_DEVICE);
+    // Selecting for an arch needs no device.
+    EXPECT_EQ(engine.select_for_arch("sm_90a", kExact, r), KTUNE_OK) << r.message;
+  }
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api);
+  api->set_device(nullptr);  // an API without a current context
+  auto args = launch_args(kExact);
+  EXPECT_EQ(engine->mla_decode(args, r), KTUNE_NO_DEVICE);
+  EXPECT_THAT(r.message, HasSubstr("no current device"));
+  api->set_device(reinterpret_cast<const void*>(1));
+
+  // Untuned and out-of-range keys, null pointers, inconsistent lengths: nothing launched.
+  EXPECT_EQ(engine->mla_decode(launch_args({16, 1, 1, 2, 32}), r), KTUNE_UNSUPPORTED);  // fp8_e4m3fnuz
+  EXPECT_THAT(r.message, HasSubstr("not tuned"));
+  EXPECT_EQ(engine->mla_decode(launch_args({129, 1, 1, 0, 32}), r), KTUNE_UNSUPPORTED);
+  EXPECT_THAT(r.message, HasSubstr("heads is out of range"));
+  EXPECT_EQ(engine->mla_decode(launch_args({16, 1, 1, 0, 32}, 0), r), KTUNE_INVALID_ARGUMENT);
+  auto null_q = launch_args(kExact);
+  null_q.q = nullptr;
+  EXPECT_EQ(engine->mla_decode(null_q, r), KTUNE_INVALID_ARGUMENT);
+  EXPECT_TRUE(api->launches.empty());
+
+  // A device of an arch the package has no table for.
+  FakeApi* amd = nullptr;
+  auto amd_engine = fake_engine(amd, "gfx942", 304);
+  EXPECT_EQ(amd_engine->mla_decode(launch_args(kExact), r), KTUNE_UNSUPPORTED);
+  EXPECT_THAT(r.message, HasSubstr("unknown arch"));
+}
+
+TEST(RuntimeEngine, MissingOrCorruptCodeObjectIsAStatus) {
+  TempDir empty, corrupt;
+  ktune_result r{};
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api, "sm_90a", 132, std::nullopt, {empty.path()});
+  EXPECT_EQ(engine->mla_decode(launch_args(kExact, 64), r), KTUNE_NO_CODE_OBJECT);
+  EXPECT_THAT(r.message, AllOf(HasSubstr("none of the package directories"), HasSubstr(empty.path())));
+
+  // Every code object of the package copied with one byte changed.
+  for (size_t i = 0; i < code_object_count(); ++i) {
+    const std::string file(code_object(i).file);
+    auto bytes = db::test::read_file(test::package_dir() + "/" + file);
+    bytes[bytes.size() / 2] ^= 1;
+    db::test::write_file(corrupt.file(file), bytes);
+  }
+  auto corrupted = fake_engine(api, "sm_90a", 132, std::nullopt, {corrupt.path()});
+  EXPECT_EQ(corrupted->mla_decode(launch_args(kExact, 64), r), KTUNE_NO_CODE_OBJECT);
+  EXPECT_THAT(r.message, HasSubstr("is corrupt"));
+  EXPECT_EQ(api->loads, 0);
+}
+
+TEST(RuntimeEngine, ConcurrentFirstLaunchesLoadEachCodeObjectOncePerDevice) {
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api);
+  // Two keys of one code object (16, 1 and 16, 2 causal bf16 share rows=16 stages=2), one of another.
+  const ktune_mla_decode_key same_a{16, 1, 1, 0, 32}, same_b{16, 2, 1, 0, 32}, other{128, 1, 1, 0, 32};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        ktune_result r{};
+        const auto key = (t + i) % 3 == 0 ? same_a : (t + i) % 3 == 1 ? same_b : other;
+        if (engine->mla_decode(launch_args(key, 64), r) != KTUNE_OK) ++failures;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(api->loads, 2);  // the first launch of each loads; the others wait, then find it
+  EXPECT_EQ(engine->code_objects_loaded(), 2u);
+  EXPECT_EQ(api->launches.size(), 16u * 20u);
+  EXPECT_EQ(api->describes, 1);  // the device's arch and CU count are read once
+
+  // Another device loads its own copy.
+  api->set_device(reinterpret_cast<const void*>(2));
+  ktune_result r{};
+  ASSERT_EQ(engine->mla_decode(launch_args(same_a, 64), r), KTUNE_OK) << r.message;
+  EXPECT_EQ(api->loads, 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KTUNE_DB: a database for the package's templates overrides the compiled table.
+
+// A database whose runs have the template hash the package was built with.
+struct OverrideDb {
+  MlaDb m;
+  int64_t run(std::string device = "NVIDIA H200", std::string hash = std::string(compiled_package().template_hash)) {
+    return m.run("sm_90a", std::move(device), std::move(hash));
+  }
+};
+
+TEST(RuntimeOverride, TakesPrecedenceWithItsKernelsGapsAndFallbacks) {
+  OverrideDb o;
+  const auto run = o.run();
+  using num::KvDtype;
+  // The compiled table's winner of this key splits the keys; the override's never does (split=0:
+  // the same code object, another split policy).
+  ASSERT_GT(select_compiled("sm_90a", kExact).kernel->split, 0);
+  o.m.ok(run, mla_key(16, 1, true, KvDtype::bf16), compiled_config(kExact, 0), 5.0);
+  o.m.declared_gap("sm_90a", mla_key(16, 2, false, KvDtype::fp8_e4m3fn), mla_key(16, 4, false, KvDtype::bf16).canonical());
+  o.m.ok(run, mla_key(16, 4, false, KvDtype::bf16), mla_config(16, 16, 1, 0), 5.0);  // keys=16: not in the package
+
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
+  ktune_result r{};
+  ASSERT_EQ(engine->override_status(r), KTUNE_OK) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("sm_90a (3 keys)"));
+
+  ASSERT_EQ(engine->mla_decode(launch_args(kExact), r), KTUNE_OK) << r.message;  // no workspace: none needed
+  EXPECT_EQ(r.from_override, 1);
+  EXPECT_EQ(r.splits, 1);
+  ASSERT_EQ(api->launches.size(), 1u);
+  EXPECT_EQ(api->launches[0].launch.grid[1], 1u);
+  // Another batch: the override's batch bucket.
+  EXPECT_EQ(engine->select_for_arch("sm_90a", {16, 1, 1, 0, 7}, r), KTUNE_OK);
+  EXPECT_THAT(r.message, HasSubstr("nearest tuned batch bucket (KTUNE_DB)"));
+
+  EXPECT_EQ(engine->mla_decode(launch_args({16, 2, 0, 1, 32}, 64), r), KTUNE_GAP);
+  EXPECT_THAT(r.message, HasSubstr("aiter 0.1.19"));
+  ASSERT_TRUE(r.has_fallback_key);
+  EXPECT_EQ(r.fallback_key.block_len, 4);
+  EXPECT_EQ(r.fallback_key.kv_dtype, 0);
+
+  EXPECT_EQ(engine->mla_decode(launch_args({16, 4, 0, 0, 32}, 64), r), KTUNE_NO_CODE_OBJECT);
+  EXPECT_THAT(r.message, AllOf(HasSubstr("not in this package"), HasSubstr("ktune package")));
+  EXPECT_EQ(api->launches.size(), 1u);
+
+  // Covering through the override: heads 12, block 1 -> the tuned 16 x 1.
+  EXPECT_EQ(engine->select_for_arch("sm_90a", {12, 1, 1, 0, 32}, r), KTUNE_OK_FALLBACK);
+  EXPECT_EQ(r.fallback_key.heads, 16);
+  // A key the override cannot serve: the compiled table answers.
+  EXPECT_EQ(engine->select_for_arch("sm_90a", {128, 1, 1, 0, 32}, r), KTUNE_OK);
+  EXPECT_EQ(r.from_override, 0);
+  // An arch the override has no table for: the compiled table answers.
+  EXPECT_EQ(engine->select_for_arch("gfx942", kExact, r), KTUNE_UNSUPPORTED);
+  EXPECT_EQ(r.from_override, 0);
+}
+
+TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
+  ktune_result r{};
+  const int compiled_splits = mla::num_splits({32, 1, 4096, 132, 2, 32});  // the compiled winner's split=2
+  size_t bytes = 0;
+  {  // Stale: measured with other templates than the package's.
+    OverrideDb o;
+    o.m.ok(o.run("NVIDIA H200", "00000000deadbeef"), mla_key(16, 1, true, num::KvDtype::bf16),
+           compiled_config(kExact, 0), 5.0);
+    FakeApi* api = nullptr;
+    auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
+    EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
+    EXPECT_THAT(r.message, AllOf(HasSubstr("template hash validator"), HasSubstr("compiled-in table serves")));
+    ASSERT_EQ(engine->workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
+    EXPECT_EQ(r.from_override, 0);
+    EXPECT_EQ(r.splits, compiled_splits);
+  }
+  {  // Mixed devices.
+    OverrideDb o;
+    o.m.ok(o.run("NVIDIA H200"), mla_key(16, 1, true, num::KvDtype::bf16), compiled_config(kExact, 0), 5.0);
+    o.m.ok(o.run("NVIDIA H100"), mla_key(16, 2, true, num::KvDtype::bf16), compiled_config(kExact, 0), 5.0);
+    FakeApi* api = nullptr;
+    auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
+    EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
+    EXPECT_THAT(r.message, AllOf(HasSubstr("device validator"), HasSubstr("NVIDIA H100")));
+    ASSERT_EQ(engine->workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
+    EXPECT_EQ(r.splits, compiled_splits);
+  }
+  {  // Not a database.
+    TempDir dir;
+    FakeApi* api = nullptr;
+    auto engine = fake_engine(api, "sm_90a", 132, dir.file("missing.db"));
+    EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
+    EXPECT_THAT(r.message, HasSubstr("missing.db"));
+    EXPECT_EQ(engine->select_for_arch("sm_90a", kExact, r), KTUNE_OK);
+  }
+  FakeApi* api = nullptr;
+  auto unset = fake_engine(api);
+  EXPECT_EQ(unset->override_status(r), KTUNE_UNSUPPORTED);
+  EXPECT_THAT(r.message, HasSubstr("not set"));
+}
+
+}  // namespace
+}  // namespace ktune::runtime
+

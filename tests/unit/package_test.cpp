@@ -1,0 +1,225 @@
+// `ktune package` as a library (dispatch/package.hpp): real mla_decode configs compiled with
+// NVRTC for sm_90a and hipRTC for gfx90a (no device needed). The manifest's hashes must match
+// the files, the generated headers must compile and map select()'s kernels to the right code
+// object, every symbol must be in its code object, and the validators of codegen must refuse.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.hpp"
+#include "dispatch/package.hpp"
+#include "package_support.hpp"
+
+namespace ktune::dispatch {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+using namespace package_test;
+
+bool compiler_ready(const std::string& arch, std::string& why) {
+  const auto& b = backend::for_arch(arch);
+  if (b.compiler_available()) return true;
+  why = b.compiler_unavailable_reason();
+  return false;
+}
+
+PackageRequest request(const std::string& arch, const std::string& out, const jit::CodeCache* cache = nullptr) {
+  PackageRequest r;
+  r.table.arch = arch;
+  r.table.template_hash = current_hash();
+  r.out_dir = out;
+  r.cache = cache;
+  r.jobs = 1;  // hipRTC of ROCm 5.2 must not compile on two threads of one process
+  return r;
+}
+
+json read_manifest(const std::string& dir) { return json::parse(db::test::read_file(dir + "/" + kManifestFile)); }
+
+// The files of the manifest whose size or hashes differ from the files on disk.
+std::vector<std::string> mismatched_files(const std::string& dir, const json& manifest) {
+  std::vector<std::string> bad;
+  for (const auto& f : manifest.at("files")) {
+    const auto path = f.at("path").get<std::string>();
+    const auto actual = describe_file(path, db::test::read_file(dir + "/" + path));
+    if (actual.bytes != f.at("bytes").get<uint64_t>() || actual.xxh64 != f.at("xxh64") ||
+        actual.xxh3_64 != f.at("xxh3_64"))
+      bad.push_back(path);
+  }
+  return bad;
+}
+
+// Symbols of the manifest that are not a NUL-terminated string of their code object (an ELF
+// symbol table holds each name that way, in cubin and hsaco alike).
+std::vector<std::string> missing_symbols(const std::string& dir, const json& manifest) {
+  std::vector<std::string> missing;
+  for (const auto& c : manifest.at("code_objects")) {
+    const auto code = db::test::read_file(dir + "/" + c.at("file").get<std::string>());
+    for (const auto& s : c.at("symbols")) {
+      const auto symbol = s.get<std::string>();
+      if (code.find(std::string(symbol) + '\0') == std::string::npos) missing.push_back(symbol);
+    }
+  }
+  return missing;
+}
+
+// A translation unit that checks with static_assert that select() sends `key` (aggregate
+// initialisers of Key) on `arch` to a kernel of code object `file`.
+std::string selection_check(const std::string& arch, const std::string& key, const std::string& file) {
+  return fmt::format(R"(#include "mla_decode_package.hpp"
+namespace d = ktune_dispatch::mla_decode;
+constexpr d::Selection s = d::select("{}", d::Key{{{}}});
+static_assert(s.kind == d::Selection::Kind::kernel, "select() found no kernel");
+static_assert(std::string_view(d::kCodeObjects[d::code_object_index(*s.kernel)].file) == "{}", "wrong code object");
+static_assert(d::kPackageArch == "{}", "wrong arch");
+)",
+                     arch, key, file, arch);
+}
+
+class PackageTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!compiler_ready(GetParam(), why)) GTEST_SKIP() << "no compiler for " << GetParam() << ": " << why;
+  }
+  std::string device() const { return GetParam().starts_with("gfx") ? "AMD Instinct MI250X" : "NVIDIA H200"; }
+};
+
+TEST_P(PackageTest, ManifestHashesMatchTheFilesAndSymbolsAreInTheCodeObjects) {
+  const auto arch = GetParam();
+  MlaDb m;
+  fill_two_programs(m, arch, device());
+  TempDir out;
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)),
+                               request(arch, out.path()));
+  const auto ext = arch.starts_with("gfx") ? ".hsaco" : ".cubin";
+
+  const auto manifest = read_manifest(out.path());
+  EXPECT_EQ(manifest.at("arch"), arch);
+  EXPECT_EQ(manifest.at("family"), "mla_decode");
+  EXPECT_EQ(manifest.at("template_hash"), current_hash());
+  EXPECT_EQ(manifest.at("compiler_version"), backend::for_arch(arch).compiler_version());
+  EXPECT_EQ(manifest.at("ktune_version"), KTUNE_VERSION);
+  ASSERT_EQ(manifest.at("code_objects").size(), 2u);  // three kernels, two programs
+  ASSERT_EQ(manifest.at("files").size(), 4u);         // two code objects, two headers
+  for (const auto& c : manifest.at("code_objects")) {
+    EXPECT_THAT(c.at("file").get<std::string>(), ::testing::EndsWith(ext));
+    EXPECT_EQ(c.at("symbols").size(), 2u);  // main kernel and combine
+    EXPECT_THAT(c.at("symbols")[0].get<std::string>(), ::testing::StartsWith("_Z"));
+  }
+  EXPECT_THAT(mismatched_files(out.path(), manifest), ::testing::IsEmpty());
+  EXPECT_THAT(missing_symbols(out.path(), manifest), ::testing::IsEmpty());
+
+  // The checks can fail: one changed byte of a code object, one changed symbol.
+  const auto first = manifest.at("code_objects")[0].at("file").get<std::string>();
+  auto code = db::test::read_file(out.file(first));
+  code[code.size() / 2] ^= 1;
+  db::test::write_file(out.file(first), code);
+  EXPECT_THAT(mismatched_files(out.path(), manifest), ::testing::ElementsAre(first));
+  auto wrong = manifest;
+  auto& symbol = wrong.at("code_objects")[1].at("symbols")[0];
+  symbol = symbol.get<std::string>() + "x";
+  EXPECT_THAT(missing_symbols(out.path(), wrong), ::testing::ElementsAre(symbol.get<std::string>()));
+  EXPECT_EQ(p.code_objects.size(), 2u);
+}
+
+TEST_P(PackageTest, HeadersCompileAndMapEachKernelToItsCodeObject) {
+  const auto arch = GetParam();
+  MlaDb m;
+  fill_two_programs(m, arch, device());
+  TempDir out, cache_dir;
+  const jit::CodeCache cache(cache_dir.path());
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)),
+                               request(arch, out.path(), &cache));
+  // The kernel of {16, 1, bf16} and of {16, 2, bf16} share a program; {16, 4, bf16} has its own.
+  std::string first_file, second_file;
+  for (const auto& c : p.code_objects)
+    (c.name_expressions[0].find("<16, 16,") != std::string::npos ? first_file : second_file) = c.file;
+  ASSERT_FALSE(first_file.empty());
+  ASSERT_FALSE(second_file.empty());
+
+  const std::string key_16_1 = "16, 1, 0, d::KvDtype::bf16, 32", key_16_4 = "16, 4, 0, d::KvDtype::bf16, 32";
+  auto compile = [&](const std::string& name, const std::string& key, const std::string& file) {
+    db::test::write_file(out.file(name), selection_check(arch, key, file));
+    return shell(fmt::format("'{}' -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I'{}' '{}'", KTUNE_CXX, out.path(),
+                             out.file(name)),
+                 out.file(name + ".log"));
+  };
+  const auto first = compile("first.cpp", key_16_1, first_file);
+  EXPECT_EQ(first.status, 0) << first.output;
+  const auto second = compile("second.cpp", key_16_4, second_file);
+  EXPECT_EQ(second.status, 0) << second.output;
+  // The check can fail: the other key's code object.
+  const auto wrong = compile("wrong.cpp", key_16_4, first_file);
+  EXPECT_NE(wrong.status, 0);
+  EXPECT_THAT(wrong.output, HasSubstr("wrong code object"));
+
+  // Deterministic: packaging again gives the same bytes (code from the cache, text rendered anew).
+  TempDir again;
+  write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)),
+                request(arch, again.path(), &cache));
+  for (const auto& f : p.files)
+    EXPECT_EQ(db::test::read_file(out.file(f.path)), db::test::read_file(again.file(f.path))) << f.path;
+  EXPECT_EQ(db::test::read_file(out.file(kManifestFile)), db::test::read_file(again.file(kManifestFile)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Arches, PackageTest, ::testing::Values("sm_90a", "gfx90a"));
+
+// The refusals need no compiler: they come before anything is compiled or written.
+std::string refusal(MlaDb& m, const PackageRequest& req) {
+  try {
+    write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("sm_90a")), req);
+  } catch (const Error& e) {
+    EXPECT_FALSE(std::filesystem::exists(req.out_dir)) << "a refused package wrote " << req.out_dir;
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PackageRefusal, StaleTemplateHashIsRefusedLikeCodegen) {
+  MlaDb m;
+  const auto run = m.run("sm_90a", "NVIDIA H200", "00000000deadbeef");
+  m.ok(run, mla_key(16, 1, false, num::KvDtype::bf16), mla_config(16, 16, 1, 0), 10.0);
+  TempDir out;
+  EXPECT_THAT(refusal(m, request("sm_90a", out.file("pkg"))),
+              AllOf(HasSubstr("template hash validator"), HasSubstr("--allow-stale")));
+  // The same database with --allow-stale packages (the refusal was the validator's).
+  std::string why;
+  if (!compiler_ready("sm_90a", why)) GTEST_SKIP() << "no NVRTC to show that --allow-stale packages: " << why;
+  auto stale = request("sm_90a", out.file("pkg"));
+  stale.table.allow_stale = true;
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("sm_90a")), stale);
+  EXPECT_EQ(p.code_objects.size(), 1u);
+  EXPECT_EQ(read_manifest(out.file("pkg")).at("tuned_template_hashes"), json::array({"00000000deadbeef"}));
+}
+
+TEST(PackageRefusal, MixedDevicesAreRefusedLikeCodegen) {
+  MlaDb m;
+  const auto h200 = m.run("sm_90a", "NVIDIA H200"), h100 = m.run("sm_90a", "NVIDIA H100");
+  m.ok(h200, mla_key(16, 1, false, num::KvDtype::bf16), mla_config(16, 16, 1, 0), 10.0);
+  m.ok(h100, mla_key(16, 2, false, num::KvDtype::bf16), mla_config(16, 16, 1, 0), 10.0);
+  TempDir out;
+  EXPECT_THAT(refusal(m, request("sm_90a", out.file("pkg"))),
+              AllOf(HasSubstr("device validator"), HasSubstr("NVIDIA H100"), HasSubstr("--device")));
+}
+
+TEST(PackageRefusal, UnknownOrMissingArchErrorsClearly) {
+  MlaDb m;
+  fill_two_programs(m, "sm_90a", "NVIDIA H200");
+  TempDir out;
+  EXPECT_THAT(refusal(m, request("gfx1234", out.file("pkg"))),
+              AllOf(HasSubstr("unknown target 'gfx1234'"), HasSubstr("sm_90a"), HasSubstr("gfx90a")));
+  auto no_arch = request("sm_90a", out.file("pkg"));
+  no_arch.table.arch.reset();
+  EXPECT_THAT(refusal(m, no_arch), HasSubstr("needs an arch"));
+  // Known arch, nothing tuned for it.
+  EXPECT_THAT(refusal(m, request("gfx942", out.file("pkg"))), HasSubstr("no results of mla_decode on gfx942"));
+  EXPECT_EQ(code_object_extension("sm_90a"), "cubin");
+  EXPECT_EQ(code_object_extension("gfx90a"), "hsaco");
+}
+
+}  // namespace
+}  // namespace ktune::dispatch
