@@ -75,4 +75,27 @@ inline void compile_all(const Family& family, const std::set<std::string>& names
                            compiler.compiler_version());
 }
 
+// The compile checks can fail: `names` compile from the family's template (the control), and a
+// syntax error planted after `anchor` is rejected with a log that names the offending identifier.
+inline void expect_planted_error_rejected(const Family& family, const std::vector<std::string>& names,
+                                          const std::string& anchor, const std::string& arch) {
+  const backend::Backend& compiler = backend::for_arch(arch);
+  if (!compiler.compiler_available())
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  const std::string good = jit::render(family.template_file());
+  const std::string source_name(family.template_file());
+  EXPECT_NO_THROW(compiler.compile({good, source_name, names, arch, {}}));  // the control
+
+  std::string broken = good;
+  const size_t at = broken.find(anchor);
+  ASSERT_NE(at, std::string::npos) << "the template no longer has '" << anchor << "'";
+  broken.insert(at + anchor.size(), "\nconstexpr int planted = ktune_planted_syntax_error + ;\n");
+  try {
+    compiler.compile({broken, source_name, names, arch, {}});
+    ADD_FAILURE() << "a source with a planted error compiled for " << arch;
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("ktune_planted_syntax_error"), std::string::npos) << "log:\n" << e.log();
+  }
+}
+
 }  // namespace ktune::compile_test

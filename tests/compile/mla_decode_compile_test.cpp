@@ -21,10 +21,6 @@ namespace {
 
 const Family& family() { return mla::mla_decode_family(); }
 
-backend::CompileRequest request(const std::string& source, const std::string& arch, std::vector<std::string> names) {
-  return {source, "mla_decode.hip", std::move(names), arch, {}};
-}
-
 class MlaDecodeCompile : public testing::TestWithParam<std::string> {};
 
 TEST_P(MlaDecodeCompile, EveryFeasibleInstanceOfTheDefaultSpace) {
@@ -47,27 +43,9 @@ INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompile, testing::Values("gfx90a", "s
 class MlaDecodeCompileNegative : public testing::TestWithParam<std::string> {};
 
 TEST_P(MlaDecodeCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
-  const std::string arch = GetParam();
-  const backend::Backend& compiler = backend::for_arch(arch);
-  if (!compiler.compiler_available())
-    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
-
   const mla::Config config{16, 16, 256, 1, 0, 0};
-  const std::string name = mla::main_kernel_name(config, num::KvDtype::bf16, true);
-  const std::string good = jit::render(family().template_file());
-  EXPECT_NO_THROW(compiler.compile(request(good, arch, {name})));  // the control
-
-  std::string broken = good;
-  const std::string anchor = "namespace mla_detail {";
-  const size_t at = broken.find(anchor);
-  ASSERT_NE(at, std::string::npos) << "the template no longer has '" << anchor << "'";
-  broken.insert(at + anchor.size(), "\nconstexpr int planted = ktune_planted_syntax_error + ;\n");
-  try {
-    compiler.compile(request(broken, arch, {name}));
-    ADD_FAILURE() << "a source with a planted error compiled for " << arch;
-  } catch (const CompileError& e) {
-    EXPECT_NE(e.log().find("ktune_planted_syntax_error"), std::string::npos) << "log:\n" << e.log();
-  }
+  compile_test::expect_planted_error_rejected(family(), {mla::main_kernel_name(config, num::KvDtype::bf16, true)},
+                                              "namespace mla_detail {", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "sm_90a"),
