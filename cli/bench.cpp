@@ -1,7 +1,8 @@
 // `ktune bench`: verifies and times one config of one problem key on a device, and reports it
-// against the copy bandwidth measured in the same run. The config is given (--config) or is the
-// database's winner for the key (--db). Everything that can be checked without a device (fields,
-// ranges, feasibility for --arch, the database's answer) is checked before one is looked for.
+// against the copy bandwidth and the matrix-core throughput measured in the same run. The config
+// is given (--config) or is the database's winner for the key (--db). Everything that can be
+// checked without a device (fields, ranges, feasibility for --arch, the database's answer) is
+// checked before one is looked for.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
+#include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
@@ -209,12 +211,15 @@ struct Report {
   bool verified = false;
   sweep::RunResult result;
   double copy_gbps = 0;
+  std::string matrix_roof;  // what the matrix-core probe measures, e.g. "mma.sync m16n8k16 bf16 peak"
+  bench::MatrixRoof matrix;
   bench::Rates rates;
 };
 
 json to_json(const Report& r) {
   const Family& f = *r.family;
   const auto& s = r.result.stats;
+  const bool measured = r.matrix.tflops > 0;
   return {{"family", std::string(f.name())},
           {"device", {{"ordinal", r.device.ordinal}, {"name", r.device.name}, {"arch", r.device.arch}}},
           {"copy_gbps", r.copy_gbps},
@@ -234,8 +239,10 @@ json to_json(const Report& r) {
           {"gbps", r.rates.gbps},
           {"tflops", r.rates.tflops},
           {"frac_copy_bw", r.rates.frac_copy_bw},
-          {"matrix_tflops", nullptr},  // no matrix-core probe yet
-          {"frac_matrix", nullptr}};
+          {"matrix_probe", r.matrix_roof},
+          {"matrix_tflops", measured ? json(r.matrix.tflops) : json(nullptr)},
+          {"frac_matrix", measured ? json(r.rates.frac_matrix) : json(nullptr)},
+          {"matrix_error", measured ? json(nullptr) : json(r.matrix.error)}};
 }
 
 void print_text(const Report& r) {
@@ -255,8 +262,12 @@ void print_text(const Report& r) {
              r.result.traffic.flops / 1e9);
   fmt::print("  memory     {:.1f} GB/s = {:.1f}% of the copy bandwidth ({:.1f} GB/s, measured in this run)\n",
              r.rates.gbps, 100 * r.rates.frac_copy_bw, r.copy_gbps);
-  fmt::print("  compute    {:.2f} TFLOP/s; fraction of matrix throughput: not measured (no matrix-core probe)\n",
-             r.rates.tflops);
+  if (r.matrix.tflops > 0)
+    fmt::print("  compute    {:.2f} TFLOP/s = {:.1f}% of the {} ({:.1f} TFLOP/s, measured in this run)\n",
+               r.rates.tflops, 100 * r.rates.frac_matrix, r.matrix_roof, r.matrix.tflops);
+  else
+    fmt::print("  compute    {:.2f} TFLOP/s; the {} was not measured: {}\n", r.rates.tflops, r.matrix_roof,
+               r.matrix.error);
 }
 
 void run(const BenchOptions& o) {
@@ -301,6 +312,8 @@ void run(const BenchOptions& o) {
   report.chosen = *chosen;
   report.verified = !o.no_verify;
   report.copy_gbps = bench::measure_copy_gbps(*ctx);
+  report.matrix_roof = bench::matrix_roof_name(report.device.arch);
+  report.matrix = bench::try_measure_matrix_tflops(b, *ctx);
   sweep::RunRequest req;
   req.family = std::string(fam.name());
   req.key = key;
@@ -317,7 +330,8 @@ void run(const BenchOptions& o) {
                             chosen->config.pretty(fam.config_fields()), key.pretty(fam.key_fields()),
                             sweep::to_string(report.result.status), report.result.detail));
   const auto& t = report.result.traffic;
-  report.rates = bench::rates_of(t.bytes, t.flops, report.result.stats.median_us, report.copy_gbps, 0);
+  report.rates = bench::rates_of(t.bytes, t.flops, report.result.stats.median_us, report.copy_gbps,
+                                 report.matrix.tflops);
   if (o.json)
     fmt::print("{}\n", to_json(report).dump());
   else
@@ -327,7 +341,9 @@ void run(const BenchOptions& o) {
 void setup(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand(
-      "bench", "Verify and time one config of one problem key on a GPU, against its measured copy bandwidth");
+      "bench",
+      "Verify and time one config of one problem key on a GPU, against its measured copy bandwidth and matrix-core "
+      "throughput");
   cmd->add_option("--kernel", o->kernel, "Kernel family, e.g. mla_decode")->required();
   cmd->add_option("--key", o->key, "Problem key as \"name=value ...\" (or one option per key field below)");
   cmd->add_option("--shape", o->shape,

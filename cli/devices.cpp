@@ -1,5 +1,6 @@
 // `ktune devices`: the backends in this binary, whether their compilers and runtimes work here
-// (and why not), and each device with its limits and its measured copy bandwidth.
+// (and why not), and each device with its limits and its measured roofs: copy bandwidth and
+// matrix-core throughput (bench/matrix_probe.hpp; well under a second per device).
 #include <fmt/format.h>
 
 #include <cctype>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
 #include "db_output.hpp"
@@ -21,7 +23,7 @@ using Json = nlohmann::ordered_json;
 
 struct DevicesOptions {
   bool json = false;
-  bool no_bandwidth = false;
+  bool no_bandwidth = false;  // no roofs measured
   bool first_arch = false;  // for scripts: the first device's arch, or nothing
   bool first_slug = false;  // for scripts: a directory name for the first device ("nvidia-h200")
 };
@@ -48,7 +50,7 @@ void print_first(bool arch) {
   }
 }
 
-Json device_record(const backend::Backend& b, int ordinal, bool bandwidth) {
+Json device_record(const backend::Backend& b, int ordinal, bool roofs) {
   const backend::DeviceInfo d = b.device_info(ordinal);
   Json r = {{"ordinal", d.ordinal},
             {"name", d.name},
@@ -60,25 +62,33 @@ Json device_record(const backend::Backend& b, int ordinal, bool bandwidth) {
             {"shared_per_block", d.shared_per_block},
             {"shared_per_block_optin", d.shared_per_block_optin},
             {"clock_khz", d.clock_khz}};
-  if (!bandwidth) return r;
-  try {
-    auto ctx = b.open(ordinal);
-    r["copy_gbps"] = bench::measure_copy_gbps(*ctx);
-  } catch (const Error& e) {  // one device that cannot be measured does not hide the others
-    r["copy_gbps"] = nullptr;
-    r["copy_error"] = e.what();
-  }
+  if (!roofs) return r;
+  // One device that cannot be measured does not hide the others; one roof that cannot be
+  // measured does not hide the other.
+  std::unique_ptr<backend::Context> ctx;
+  auto roof = [&](const char* field, const char* error_field, auto&& measure) {
+    try {
+      if (!ctx) ctx = b.open(ordinal);
+      r[field] = measure(*ctx);
+    } catch (const Error& e) {
+      r[field] = nullptr;
+      r[error_field] = e.what();
+    }
+  };
+  roof("copy_gbps", "copy_error", [](backend::Context& c) { return bench::measure_copy_gbps(c); });
+  r["matrix_probe"] = bench::matrix_roof_name(d.arch);
+  roof("matrix_tflops", "matrix_error", [&](backend::Context& c) { return bench::measure_matrix_tflops(b, c); });
   return r;
 }
 
-Json backend_record(const backend::Backend& b, bool bandwidth) {
+Json backend_record(const backend::Backend& b, bool roofs) {
   Json r = {{"name", b.name()}};
   r["compiler"] = b.compiler_available() ? Json{{"available", true}, {"version", b.compiler_version()}}
                                          : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
   r["runtime"] = b.available() ? Json{{"available", true}, {"driver", b.driver_version()}}
                                : Json{{"available", false}, {"reason", b.unavailable_reason()}};
   r["devices"] = Json::array();
-  for (int i = 0; i < b.device_count(); ++i) r["devices"].push_back(device_record(b, i, bandwidth));
+  for (int i = 0; i < b.device_count(); ++i) r["devices"].push_back(device_record(b, i, roofs));
   return r;
 }
 
@@ -116,6 +126,11 @@ void print_human(const Json& backends) {
       if (d.contains("copy_gbps"))
         row["copy GB/s"] = d["copy_gbps"].is_null() ? "failed: " + d["copy_error"].get<std::string>()
                                                     : fmt::format("{:.0f}", d["copy_gbps"].get<double>());
+      if (d.contains("matrix_tflops"))
+        row["matrix TFLOP/s"] = d["matrix_tflops"].is_null()
+                                    ? "failed: " + d["matrix_error"].get<std::string>()
+                                    : fmt::format("{:.0f} ({})", d["matrix_tflops"].get<double>(),
+                                                  d["matrix_probe"].get<std::string>());
       rows.push_back(std::move(row));
     }
   }
@@ -141,9 +156,11 @@ void run_devices(const DevicesOptions& o) {
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<DevicesOptions>();
-  auto* cmd = app.add_subcommand("devices", "List backends, compilers, runtimes and devices (with copy bandwidth)");
+  auto* cmd = app.add_subcommand(
+      "devices", "List backends, compilers, runtimes and devices (with copy bandwidth and matrix-core throughput)");
   cmd->add_flag("--json", o->json, "Print JSON instead of a table");
-  cmd->add_flag("--no-bandwidth", o->no_bandwidth, "Skip the device-to-device copy bandwidth measurement");
+  cmd->add_flag("--no-bandwidth", o->no_bandwidth,
+                "Skip the measurements: device-to-device copy bandwidth and matrix-core throughput");
   auto* arch = cmd->add_flag("--first-arch", o->first_arch, "Print only the first device's arch (nothing without a device)");
   cmd->add_flag("--first-slug", o->first_slug, "Print only a directory name for the first device")->excludes(arch);
   cmd->callback([o] { run_devices(*o); });

@@ -4,6 +4,8 @@ measured figures, each target and whether it is met. Standard library only (runs
 machine as it is).
 
   scripts/bench_table.py CASES --kernel K (--db DB | --config CONFIG) [--ktune PATH] [--json-out F]
+  scripts/bench_table.py --from-jsonl F    the table of bench objects written earlier by --json-out
+                                           (re-renders measurements on a machine without a GPU)
 
 CASES lines: `label | bench flags | target`, '#' starts a comment. Targets:
   ">= P% copy bandwidth", ">= T TFLOP/s", "<= R x LABEL" (median time relative to row LABEL).
@@ -47,13 +49,21 @@ def judge(target, row, by_label):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cases")
-    ap.add_argument("--kernel", required=True)
+    ap.add_argument("cases", nargs="?")
+    ap.add_argument("--kernel")
+    ap.add_argument("--from-jsonl", help="print the table of these bench objects instead of running ktune")
     ap.add_argument("--db")
     ap.add_argument("--config")
     ap.add_argument("--ktune", default="build/ktune")
     ap.add_argument("--json-out", help="also write every bench JSON object, one per line, here")
     a = ap.parse_args()
+    if a.from_jsonl:
+        with open(a.from_jsonl) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        print_table(rows, {r["label"]: r for r in rows})
+        return
+    if a.cases is None or a.kernel is None:
+        sys.exit("give CASES and --kernel (or --from-jsonl)")
     if (a.db is None) == (a.config is None):
         sys.exit("give exactly one of --db and --config")
     source = ["--db", a.db] if a.db else ["--config", a.config]
@@ -73,22 +83,31 @@ def main():
         with open(a.json_out, "w") as f:
             for row in rows:
                 f.write(json.dumps(row) + "\n")
+    print_table(rows, by_label)
+
+
+def print_table(rows, by_label):
     device = next((r["device"]["name"] for r in rows if "device" in r), "no device")
     copy = next((r["copy_gbps"] for r in rows if "copy_gbps" in r), None)
+    probe = next((r["matrix_probe"] for r in rows if r.get("matrix_probe")), None)
     print(f"Device: {device}; copy bandwidth measured in each run (first: {copy:.0f} GB/s)." if copy else
           f"Device: {device}.")
+    if probe:
+        print(f"Matrix-core roof: the {probe}, measured in each run (first: "
+              f"{next(r['matrix_tflops'] for r in rows if r.get('matrix_tflops')):.0f} TFLOP/s).")
     print()
-    print("| case | config | median µs | p10 | p90 | GB/s | % copy BW | TFLOP/s | target | measured | met |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| case | config | median µs | p10 | p90 | GB/s | % copy BW | TFLOP/s | % matrix | target | measured | met |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['label']} | | | | | | | | {r['target']} | error: {r['error']} | no |")
+            print(f"| {r['label']} | | | | | | | | | {r['target']} | error: {r['error']} | no |")
             continue
+        matrix = f"{100 * r['frac_matrix']:.1f}%" if r.get("frac_matrix") else "n/a"
         cfg = " ".join(f"{k}={v}" for k, v in r["config"].items())
         value, met = judge(r["target"], r, by_label)
         verdict = {True: "yes", False: "**no**", None: "n/a"}[met]
         print(f"| {r['label']} | {cfg} | {r['median_us']:.1f} | {r['p10_us']:.1f} | {r['p90_us']:.1f} | "
-              f"{r['gbps']:.0f} | {100 * r['frac_copy_bw']:.1f}% | {r['tflops']:.1f} | {r['target']} | {value} | "
+              f"{r['gbps']:.0f} | {100 * r['frac_copy_bw']:.1f}% | {r['tflops']:.1f} | {matrix} | {r['target']} | {value} | "
               f"{verdict} |")
     print()
     print("Commands:")

@@ -7,24 +7,21 @@
 
 #include "common/error.hpp"
 #include "db/database.hpp"
-#include "dispatch/runtime/compiled_table.hpp"
 #include "kernels/family.hpp"
-#include "kernels/mla_decode/problem.hpp"
 
 namespace ktune::runtime {
 namespace {
-
-// The C key's fields by name; the family's key fields must be exactly these.
-constexpr std::string_view kKeyFields[] = {"heads", "block_len", "causal", "kv_dtype", "batch"};
-
-std::vector<int64_t> values_of(const ktune_mla_decode_key& k) { return {k.heads, k.block_len, k.causal, k.kv_dtype, k.batch}; }
-
-ktune_mla_decode_key key_of(const std::vector<int64_t>& v) { return {v[0], v[1], v[2], v[3], v[4]}; }
 
 std::vector<int64_t> values_of(const Params& p) {
   std::vector<int64_t> v;
   for (const auto& [name, value] : p.items()) v.push_back(value);
   return v;
+}
+
+Values padded(const std::vector<int64_t>& v) {
+  Values out{};
+  std::copy(v.begin(), v.end(), out.begin());
+  return out;
 }
 
 // Batch rule of the generated select(): the smallest tuned value >= wanted, else the largest.
@@ -34,52 +31,72 @@ bool closer(int64_t x, int64_t y, int64_t wanted) {
   return x_covers ? x < y : x > y;
 }
 
+// The runtime's field list must be the family's, in order: the C structs are read by position.
+void check_fields(std::string_view what, const std::vector<FieldSpec>& family_fields,
+                  std::span<const std::string_view> runtime_fields, std::string_view family) {
+  std::vector<std::string_view> names;
+  for (const auto& f : family_fields) names.push_back(f.name);
+  if (!std::equal(names.begin(), names.end(), runtime_fields.begin(), runtime_fields.end()) ||
+      names.size() > kMaxFields)
+    throw Error(fmt::format("{}'s {} fields are {}, the runtime's are {}", family, what, fmt::join(names, ", "),
+                            fmt::join(runtime_fields, ", ")));
+}
+
 }  // namespace
 
-OverrideTable::OverrideTable(const std::string& db_path, std::string_view template_hash) {
-  const Family& family = ktune::family("mla_decode");
-  std::vector<std::string_view> names;
-  for (const auto& f : family.key_fields()) names.push_back(f.name);
-  if (!std::equal(names.begin(), names.end(), std::begin(kKeyFields), std::end(kKeyFields)))
-    throw Error(fmt::format("mla_decode's key fields are {}, the runtime's C key has {}", fmt::join(names, ", "),
-                            fmt::join(kKeyFields, ", ")));
+std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, const RuntimeFamily& runtime_family,
+                                                   std::string_view template_hash,
+                                                   std::span<const CompiledTable* const> tables) {
+  const Family& family = ktune::family(runtime_family.name);
+  check_fields("key", family.key_fields(), runtime_family.key_fields, family.name());
+  check_fields("config", family.config_fields(), runtime_family.config_fields, family.name());
+  auto db = db::Database::open(db_path, /*create=*/false, /*read_only=*/true);
+  db::Filter of_family;
+  of_family.family = std::string(family.name());
+  if (db->runs(of_family).empty() && db->gaps(of_family).empty()) return nullptr;
+
+  std::unique_ptr<OverrideTable> t(new OverrideTable());
   dispatch::Request req;
   req.template_hash = std::string(template_hash);
-  auto db = db::Database::open(db_path, /*create=*/false, /*read_only=*/true);
-  table_ = dispatch::build_table(*db, family, req);
+  t->table_ = dispatch::build_table(*db, family, req);
+  const auto& table = t->table_;
 
-  for (size_t i = 0; i < table_.key_fields.size(); ++i) {
-    const auto& f = table_.key_fields[i];
-    covering_.push_back(f.name != table_.bucket_field &&
-                        std::count(table_.covering_fields.begin(), table_.covering_fields.end(), f.name) > 0);
-    if (f.name == table_.bucket_field) bucket_ = static_cast<int>(i);
-    out_of_range_.push_back(texts_.emplace_back(
-        fmt::format("key field {} is out of range (KTUNE_DB: the family accepts [{}, {}])", f.name, f.min, f.max)));
+  for (size_t i = 0; i < table.key_fields.size(); ++i) {
+    const auto& f = table.key_fields[i];
+    t->covering_.push_back(f.name != table.bucket_field &&
+                           std::count(table.covering_fields.begin(), table.covering_fields.end(), f.name) > 0);
+    if (f.name == table.bucket_field) t->bucket_ = static_cast<int>(i);
+    t->out_of_range_.push_back(t->texts_.emplace_back(fmt::format(
+        "key field {} is out of range (KTUNE_DB: the family accepts [{}, {}])", f.name, f.min, f.max)).c_str());
   }
-  cover_reason_ = texts_.emplace_back(fmt::format(
+  t->cover_reason_ = t->texts_.emplace_back(fmt::format(
       "not tuned: served by the kernel of the smallest larger tuned {} in KTUNE_DB (the kernel masks the padding)",
-      fmt::join(table_.covering_fields, " / ")));
+      fmt::join(table.covering_fields, " / "))).c_str();
 
   std::vector<std::string> parts;
-  for (const auto& a : table_.arches) {
+  for (const auto& a : table.arches) {
     Arch arch{a.arch, {}};
     for (const auto& e : a.entries) {
-      Row row{values_of(e.key), {}};
+      Row row{values_of(e.key), {}, 1};
       if (e.kernel) {
-        const auto object = find_code_object(e.kernel->name_expressions);
-        if (object == code_object_count()) {
-          row.exact.status = KTUNE_NO_CODE_OBJECT;
-          row.exact.reason = texts_.emplace_back(fmt::format(
-              "the KTUNE_DB winner of {} on {} (config {}) is not in this package: package the database with "
-              "`ktune package --db {} --arch {}` and rebuild, or point KTUNE_PACKAGE_DIR at such a package",
-              e.key.canonical(), a.arch, e.kernel->config.canonical(), db_path, a.arch));
-        } else {
-          const auto c = mla::config_of(e.kernel->config);
-          row.exact.status = KTUNE_OK;
-          row.exact.reason = "exact match (KTUNE_DB)";
-          row.exact.kernel = KernelChoice{c.rows, c.keys, c.split, e.kernel->launch.threads_per_block,
-                                          e.kernel->launch.shared_bytes, object};
-        }
+        auto& names = t->names_.emplace_back();
+        for (const auto& n : e.kernel->name_expressions) names.push_back(n.c_str());
+        KernelChoice& k = t->kernels_.emplace_back();
+        k.object = find_code_object(tables, runtime_family, a.arch, names.data(), names.size());
+        k.threads = e.kernel->launch.threads_per_block;
+        k.shared_bytes = e.kernel->launch.shared_bytes;
+        k.config = padded(values_of(e.kernel->config));
+        k.name_expressions = names.data();
+        k.name_expression_count = names.size();
+        if (k.object == nullptr)
+          k.unpackaged = t->texts_.emplace_back(fmt::format(
+              "the KTUNE_DB winner of {} on {} (config {}) is in no package of this library and compiling it at run "
+              "time is off (KTUNE_JIT=0): package the database with `ktune package --db {} --kernel {} --arch {}` "
+              "and rebuild, or point KTUNE_PACKAGE_DIR at such a package",
+              e.key.canonical(), a.arch, e.kernel->config.canonical(), db_path, family.name(), a.arch)).c_str();
+        row.exact.status = KTUNE_OK;
+        row.exact.reason = "exact match (KTUNE_DB)";
+        row.exact.kernel = &k;
       } else {
         const auto& g = *e.gap;
         row.exact.status = KTUNE_GAP;
@@ -87,25 +104,26 @@ OverrideTable::OverrideTable(const std::string& db_path, std::string_view templa
                                        g.detail.empty() ? "" : ": " + g.detail);
         if (g.fallback) {
           row.exact.has_fallback_key = true;
-          row.exact.fallback_key = key_of(values_of(*g.fallback));
+          row.exact.fallback_key = padded(values_of(*g.fallback));
           text += "; fallback " + g.fallback->canonical() + (g.fallback_note.empty() ? "" : ": " + g.fallback_note);
         }
-        row.exact.reason = texts_.emplace_back(std::move(text));
+        row.exact.reason = t->texts_.emplace_back(std::move(text)).c_str();
       }
-      if (!row.exact.has_fallback_key) row.exact.fallback_key = key_of(row.key);
+      if (!row.exact.has_fallback_key) row.exact.fallback_key = padded(row.key);
       for (size_t i = 0; i < row.key.size(); ++i)
-        if (covering_[i]) row.padded_work *= static_cast<uint64_t>(row.key[i]);
+        if (t->covering_[i]) row.padded_work *= static_cast<uint64_t>(row.key[i]);
       arch.rows.push_back(std::move(row));
     }
     parts.push_back(fmt::format("{} ({} keys)", a.arch, a.entries.size()));
-    arches_.push_back(std::move(arch));
+    t->arches_.push_back(std::move(arch));
   }
-  summary_ = fmt::format("{}: {}", db_path, fmt::join(parts, ", "));
+  t->summary_ = fmt::format("{}: {} {}", db_path, family.name(), fmt::join(parts, ", "));
+  return t;
 }
 
-std::optional<Choice> OverrideTable::select(std::string_view arch, const ktune_mla_decode_key& key) const {
+std::optional<Choice> OverrideTable::select(std::string_view arch, const Values& key) const {
   for (const auto& a : arches_)
-    if (a.name == arch) return resolve(a, values_of(key));
+    if (a.name == arch) return resolve(a, std::vector<int64_t>(key.begin(), key.begin() + table_.key_fields.size()));
   return std::nullopt;
 }
 
@@ -113,7 +131,7 @@ Choice OverrideTable::resolve(const Arch& a, const std::vector<int64_t>& q) cons
   const size_t n = q.size();
   for (size_t i = 0; i < n; ++i)
     if (q[i] < table_.key_fields[i].min || q[i] > table_.key_fields[i].max)
-      return {KTUNE_UNSUPPORTED, std::nullopt, false, key_of(q), out_of_range_[i]};
+      return {KTUNE_UNSUPPORTED, nullptr, false, padded(q), out_of_range_[i]};
   auto same_except = [&](const std::vector<int64_t>& k, auto skip) {
     for (size_t i = 0; i < n; ++i)
       if (!skip(i) && k[i] != q[i]) return false;
@@ -152,11 +170,11 @@ Choice OverrideTable::resolve(const Arch& a, const std::vector<int64_t>& q) cons
     Choice c = best->exact;
     c.status = KTUNE_OK_FALLBACK;
     c.has_fallback_key = true;
-    c.fallback_key = key_of(best->key);
+    c.fallback_key = padded(best->key);
     c.reason = cover_reason_;
     return c;
   }
-  return {KTUNE_UNSUPPORTED, std::nullopt, false, key_of(q),
+  return {KTUNE_UNSUPPORTED, nullptr, false, padded(q),
           "not tuned: no exact, batch-bucket or covering row for this key on this arch (KTUNE_DB)"};
 }
 

@@ -1,32 +1,43 @@
 #pragma once
-// The KTUNE_DB override: a tuning database read at start-up into a dispatch table with codegen's
-// validators (dispatch/table.hpp: template hash of the package, one device, one compiler, the
-// family's constraints), answered by the generated select()'s rules (exact key, nearest batch
-// bucket, covering heads / block_len), so that a new database takes effect without a rebuild;
-// a key it cannot serve (unsupported) goes to the compiled-in table.
-// Its kernels run from the package's code objects; a winner the package lacks is answered as
-// KTUNE_NO_CODE_OBJECT, naming the config to package.
+// The KTUNE_DB override of one family: a tuning database read at the family's first call into a
+// dispatch table with codegen's validators (dispatch/table.hpp: template hash of the packages, one
+// device, one compiler, the family's preconditions), answered by the generated select()'s rules
+// (exact key, nearest batch bucket, covering fields), so that a new database takes effect without
+// a rebuild; a key it cannot serve (unsupported) goes to the compiled-in table.
+// Its kernels run from the packages' code objects; a winner no package holds has a KernelChoice
+// without an object, which the engine compiles at run time (or answers KTUNE_NO_CODE_OBJECT).
 #include <deque>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dispatch/runtime/choice.hpp"
+#include "dispatch/runtime/compiled_table.hpp"
 #include "dispatch/table.hpp"
 
 namespace ktune::runtime {
 
 class OverrideTable {
  public:
-  // Throws Error when the database cannot be read or a validator refuses it.
-  OverrideTable(const std::string& db_path, std::string_view template_hash);
+  // Null when the database holds nothing of `family` (then it overrides nothing of it). Throws
+  // Error when the database cannot be read or a validator refuses it. `tables`: the compiled-in
+  // packages, whose code objects its winners use.
+  static std::unique_ptr<OverrideTable> read(const std::string& db_path, const RuntimeFamily& family,
+                                           std::string_view template_hash,
+                                           std::span<const CompiledTable* const> tables);
 
   // nullopt when the database has no table for `arch`: the compiled-in table answers then.
-  std::optional<Choice> select(std::string_view arch, const ktune_mla_decode_key& key) const;
+  std::optional<Choice> select(std::string_view arch, const Values& key) const;
   const std::string& summary() const noexcept { return summary_; }  // "PATH: sm_90a (24 keys), ..."
 
+  OverrideTable(const OverrideTable&) = delete;  // choices point into it
+  OverrideTable& operator=(const OverrideTable&) = delete;
+
  private:
+  OverrideTable() = default;
   struct Row {
     std::vector<int64_t> key;  // in key-field order
     Choice exact;              // the answer when the query is this key
@@ -40,11 +51,13 @@ class OverrideTable {
 
   dispatch::Table table_;
   std::vector<Arch> arches_;
-  std::deque<std::string> texts_;  // the reasons choices point into (a deque never moves them)
-  std::vector<std::string_view> out_of_range_;
-  std::vector<bool> covering_;         // per key field
-  int bucket_ = -1;                    // index of the bucket field, -1: none
-  std::string_view cover_reason_;
+  std::deque<std::string> texts_;             // the reasons choices point into (a deque never moves them)
+  std::deque<KernelChoice> kernels_;          // the kernels choices point to
+  std::deque<std::vector<const char*>> names_;  // their name expressions (into table_)
+  std::vector<const char*> out_of_range_;
+  std::vector<bool> covering_;  // per key field
+  int bucket_ = -1;             // index of the bucket field, -1: none
+  const char* cover_reason_ = "";
   std::string summary_;
 };
 

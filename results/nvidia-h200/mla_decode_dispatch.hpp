@@ -2,10 +2,10 @@
 // Dispatch table of kernel family mla_decode. C++17, standard library only.
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
-   arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-11-29T14:52:15Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 5cc2467d50a3eca1, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.jN5eiBH5Nc/mla_decode.db --budget 100 --timeout 20
+   arch sm_90a: 23 kernel(s), 0 gap(s)
+     run 1, started 2026-11-29T16:57:01Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash e618d17f9e2d02f5, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.5JrZWiITIV/mla_decode.db --budget 50 --timeout 20
 */
 #pragma once
 
@@ -49,7 +49,7 @@ struct Key {
 // Tuning knobs of a kernel (compile-time parameters of its template).
 struct Config {
   std::int64_t rows;  // [16, 128]: query rows (head x token) per CTA: 16, 32, 64 or 128
-  std::int64_t keys;  // [16, 64]: keys per KV tile: 16, 32 or 64
+  std::int64_t keys;  // [16, 128]: keys per KV tile: 16, 32 or 64; mma also 128
   std::int64_t threads;  // [64, 512]: threads per CTA: 64, 128, 256 or 512
   std::int64_t stages;  // [1, 4]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma: KV tiles in the ring (2..4)
   std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys until about n CTAs run per compute unit
@@ -143,30 +143,29 @@ inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 4,
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 1, 1, 0>", "ktune::mla_combine<64>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 4, 2, Math::mma}, kNames0, 2, 128, 168576, 114.56000059843063},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 4, 2, Math::mma}, kNames0, 2, 128, 168576, 203.8239985704422},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 86
-    {{64, 32, 256, 4, 2, Math::mma}, kNames1, 2, 256, 231936, 193.02400201559067},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 170
-    {{64, 32, 256, 4, 2, Math::mma}, kNames1, 2, 256, 231936, 329.5679986476898},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 274
-    {{64, 32, 256, 4, 0, Math::mma}, kNames1, 2, 256, 231936, 460.7840031385422},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 377
-    {{64, 32, 256, 4, 0, Math::mma}, kNames1, 2, 256, 231936, 921.2639927864075},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 481
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 131712, 131.80800527334213},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 32
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 131712, 231.9360002875328},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 104
-    {{64, 32, 256, 4, 2, Math::mma}, kNames3, 2, 256, 195072, 210.4800045490265},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 196
-    {{64, 32, 256, 4, 2, Math::mma}, kNames3, 2, 256, 195072, 363.72800171375275},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 300
-    {{64, 32, 256, 4, 0, Math::mma}, kNames3, 2, 256, 195072, 524.3679881095886},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 403
-    {{64, 32, 256, 4, 0, Math::mma}, kNames3, 2, 256, 195072, 1042.080044746399},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 507
-    {{16, 32, 128, 4, 2, Math::mma}, kNames4, 2, 128, 168576, 123.71200323104858},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 50
-    {{16, 32, 128, 4, 2, Math::mma}, kNames4, 2, 128, 168576, 218.52800250053406},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 122
-    {{64, 32, 256, 4, 2, Math::mma}, kNames5, 2, 256, 231936, 194.38400119543076},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 222
-    {{64, 32, 256, 4, 2, Math::mma}, kNames5, 2, 256, 231936, 334.0959995985031},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 326
-    {{64, 32, 256, 4, 0, Math::mma}, kNames5, 2, 256, 231936, 471.44000232219696},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 429
-    {{64, 32, 256, 4, 0, Math::mma}, kNames5, 2, 256, 231936, 926.0320067405701},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 533
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 131712, 132.1440041065216},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 68
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 131712, 231.29600286483765},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 140
-    {{64, 32, 256, 4, 2, Math::mma}, kNames7, 2, 256, 195072, 210.63999831676483},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 248
-    {{64, 32, 256, 4, 2, Math::mma}, kNames7, 2, 256, 195072, 364.3359988927841},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 352
-    {{64, 32, 256, 4, 0, Math::mma}, kNames7, 2, 256, 195072, 535.2320075035095},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 455
-    {{64, 32, 256, 4, 0, Math::mma}, kNames7, 2, 256, 195072, 1049.3119955062866},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 559
+    {{16, 32, 128, 4, 2, Math::mma}, kNames0, 2, 128, 167296, 131.24800473451614},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 4, 2, Math::mma}, kNames0, 2, 128, 167296, 234.15999859571457},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 86
+    {{64, 32, 256, 4, 2, Math::mma}, kNames1, 2, 256, 226816, 178.03200334310532},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 170
+    {{64, 32, 256, 4, 2, Math::mma}, kNames1, 2, 256, 226816, 288.5439991950989},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 274
+    {{64, 32, 256, 4, 0, Math::mma}, kNames1, 2, 256, 226816, 412.7520024776459},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 377
+    {{64, 32, 256, 4, 0, Math::mma}, kNames1, 2, 256, 226816, 812.9120171070099},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 481
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 90.99999815225601},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 32
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 168.36799681186676},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 104
+    {{64, 32, 256, 4, 2, Math::mma}, kNames3, 2, 256, 161280, 220.67199647426605},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 196
+    {{64, 32, 256, 4, 2, Math::mma}, kNames3, 2, 256, 161280, 343.3600068092346},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 300
+    {{64, 32, 256, 4, 0, Math::mma}, kNames3, 2, 256, 161280, 416.86399281024933},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 403
+    {{64, 32, 256, 4, 0, Math::mma}, kNames3, 2, 256, 161280, 818.5279965400696},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 507
+    {{16, 32, 128, 4, 2, Math::mma}, kNames4, 2, 128, 167296, 132.62400031089783},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 50
+    {{16, 32, 128, 4, 2, Math::mma}, kNames4, 2, 128, 167296, 234.68799889087677},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 122
+    {{64, 32, 256, 4, 2, Math::mma}, kNames5, 2, 256, 226816, 176.64000391960144},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 222
+    {{64, 32, 256, 4, 2, Math::mma}, kNames5, 2, 256, 226816, 290.16000032424927},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 326
+    {{64, 32, 256, 4, 0, Math::mma}, kNames5, 2, 256, 226816, 407.74400532245636},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 429
+    {{16, 32, 128, 4, 0, Math::mma}, kNames4, 2, 128, 167296, 2768.1280374526978},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 521
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 89.84800055623055},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 68
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 166.01599752902985},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 140
+    {{64, 32, 256, 4, 2, Math::mma}, kNames7, 2, 256, 161280, 221.90400213003159},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 248
+    {{64, 32, 256, 4, 2, Math::mma}, kNames7, 2, 256, 161280, 348.84800016880035},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 352
+    {{64, 32, 256, 4, 0, Math::mma}, kNames7, 2, 256, 161280, 424.5599955320358},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 455
 };
 
 // sm_90a
@@ -194,17 +193,16 @@ inline constexpr Row kRows0[] = {
     {{16, 4, 1, KvDtype::fp8_e4m3fn, 32}, Selection::Kind::kernel, &kKernels[20], "", false, {16, 4, 1, KvDtype::fp8_e4m3fn, 32}},
     {{128, 1, 1, KvDtype::fp8_e4m3fn, 32}, Selection::Kind::kernel, &kKernels[21], "", false, {128, 1, 1, KvDtype::fp8_e4m3fn, 32}},
     {{128, 2, 1, KvDtype::fp8_e4m3fn, 32}, Selection::Kind::kernel, &kKernels[22], "", false, {128, 2, 1, KvDtype::fp8_e4m3fn, 32}},
-    {{128, 4, 1, KvDtype::fp8_e4m3fn, 32}, Selection::Kind::kernel, &kKernels[23], "", false, {128, 4, 1, KvDtype::fp8_e4m3fn, 32}},
 };
 
 inline constexpr ArchTable kArches[] = {
-    {"sm_90a", kRows0, 24},
+    {"sm_90a", kRows0, 23},
 };
 
 }  // namespace detail
 
 inline constexpr std::size_t kArchCount = 1;  // arches in this header
-inline constexpr std::size_t kTableSize = 24;  // rows over all arches
+inline constexpr std::size_t kTableSize = 23;  // rows over all arches
 
 namespace detail {
 

@@ -4,6 +4,9 @@
 //   NVIDIA (sm_80+): mma.sync m16n8k16 bf16 -> fp32, operands from shared memory through 16-byte
 //                    loads and ldmatrix (.trans for row-major B);
 //   AMD CDNA (gfx90a+): v_mfma_f32_16x16x16bf16_1k, operands through ds_read.
+// fp8 operands (K and V of an fp8 KV cache) stay fp8 codes in shared memory and are decoded to
+// fp16 in registers on their way to the matrix cores (m16n8k16 f16 / v_mfma_f32_16x16x16f16),
+// which then meet fp16 queries and softmax weights.
 // The unit of work is a 16 x 16 accumulator block (Acc16) held by one warp; which lane holds which
 // element differs per vendor and is exposed through acc_row / acc_col / lane_row / row_slot, so
 // that a kernel can mask, reduce and store accumulators without knowing the layout.
@@ -40,6 +43,20 @@ struct SwizzledRows {
 template <int STRIDE>
 struct PaddedRows {
   __device__ __forceinline__ static u32 offset(int row, int byte) { return static_cast<u32>(row * STRIDE + byte); }
+};
+
+// Rows of fp8 codes, ROW_BYTES apart (a multiple of 128: the 576-byte cache row is padded to 640),
+// 16-byte chunks XOR-swizzled by chunk_xor(row) = 2 ((row >> 1) & 3) ^ 4 (row & 1), so that 4 rows
+// reading 32 contiguous bytes each fall on distinct banks in both fp8 operand patterns: 4
+// consecutive rows (load_qk_b8, per half warp: bits 1..2 differ within each aligned group of 4)
+// and 4 rows of one parity, 2 apart (load_pv_b8: bits 1..2 differ).
+template <int ROW_BYTES>
+struct CodeRows {
+  static_assert(ROW_BYTES % 128 == 0, "swizzled code rows are whole 128-byte groups");
+  __device__ __forceinline__ static int chunk_xor(int row) { return (((row >> 1) & 3) << 1) ^ ((row & 1) << 2); }
+  __device__ __forceinline__ static u32 offset(int row, int byte) {
+    return static_cast<u32>(row * ROW_BYTES + (byte ^ (chunk_xor(row) << 4)));
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -164,8 +181,10 @@ __device__ __forceinline__ void mma_qk(Acc16& acc, const QkA& a, const QkB& b) {
 #endif
 
 // ---------------------------------------------------------------------------------------------
-// P V operands: A = 16 rows x 16 keys of a row-major bf16 matrix (P), B = 16 keys x 16 dims of a
-// row-major bf16 matrix (V: the keys' rows, so B is read transposed).
+// P V operands: A = 16 rows x 16 keys of a row-major fp16 matrix (P), B = 16 keys x 16 dims of a
+// row-major bf16 matrix (V: the keys' rows, so B is read transposed), converted to fp16 in
+// registers (to_f16): P in [0, 1] keeps 11 significant bits in fp16 against bf16's 8, and a
+// single fp16 term of P holds the verification's tolerance where a bf16 one would not.
 
 #if defined(KTUNE_CUDA)
 struct PvA {
@@ -204,9 +223,24 @@ __device__ __forceinline__ PvB load_pv_b(const u8* base, int key0, int dim0) {
   return b;
 }
 
-__device__ __forceinline__ void mma_pv(Acc16& acc, const PvA& a, const PvB& b) {
-  mma_16816(acc.v, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
-  mma_16816(acc.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.r[2], b.r[3]);
+// d += a b for one m16n8k16 fp16 step.
+__device__ __forceinline__ void mma_16816_f16(float* d, u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// A bf16 V block as fp16 (bf16x2_to_f16x2: exact in fp16's normal range).
+__device__ __forceinline__ PvB to_f16(const PvB& b) {
+  return {{bf16x2_to_f16x2(b.r[0]), bf16x2_to_f16x2(b.r[1]), bf16x2_to_f16x2(b.r[2]), bf16x2_to_f16x2(b.r[3])}};
+}
+
+// acc += P V in fp16: P (fp16) times a V block converted by to_f16.
+__device__ __forceinline__ void mma_pv_f16(Acc16& acc, const PvA& a, const PvB& b) {
+  mma_16816_f16(acc.v, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
+  mma_16816_f16(acc.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.r[2], b.r[3]);
 }
 #else
 struct PvA {
@@ -235,7 +269,170 @@ __device__ __forceinline__ PvB load_pv_b(const u8* base, int key0, int dim0) {
   return b;
 }
 
-__device__ __forceinline__ void mma_pv(Acc16& acc, const PvA& a, const PvB& b) { mfma_16x16x16(acc, a.s, b.s); }
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+
+__device__ __forceinline__ half4_t as_half4(u32 lo, u32 hi) { return __builtin_bit_cast(half4_t, u32x2{lo, hi}); }
+
+__device__ __forceinline__ void mfma_16x16x16_f16(Acc16& acc, half4_t a, half4_t b) {
+  float4_t c;
+  c[0] = acc.v[0], c[1] = acc.v[1], c[2] = acc.v[2], c[3] = acc.v[3];
+  c = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
+  acc.v[0] = c[0], acc.v[1] = c[1], acc.v[2] = c[2], acc.v[3] = c[3];
+}
+
+// A bf16 V block as fp16 (bf16x2_to_f16x2: exact in fp16's normal range).
+__device__ __forceinline__ PvB to_f16(const PvB& b) {
+  const u32x2 w = __builtin_bit_cast(u32x2, b.s);
+  return {__builtin_bit_cast(short4_t, u32x2{bf16x2_to_f16x2(w.x), bf16x2_to_f16x2(w.y)})};
+}
+
+// acc += P V in fp16: P (fp16 bits) times a V block converted by to_f16.
+__device__ __forceinline__ void mma_pv_f16(Acc16& acc, const PvA& a, const PvB& b) {
+  mfma_16x16x16_f16(acc, __builtin_bit_cast(half4_t, a.s), __builtin_bit_cast(half4_t, b.s));
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// fp8 operands, decoded to fp16 in registers. DECODE is a type with
+//   __device__ static u32 pair(u32 codes)   // the low two codes of `codes` -> fp16x2 (code 0 low)
+//
+// Q K^T: B = 16 fp8 keys x 32 dims (CodeRows), read as 8 codes per lane where the bf16 path reads
+// 8 bf16, so that decode() yields the bf16 path's QkB layout in fp16; A is the bf16 path's QkA
+// over an fp16 query tile, and mma_qk_f16 is mma_qk in fp16.
+//
+// P V with fp8 V, 32 value dims (two 16 x 16 accumulator blocks) a step: A = P (load_pv_a), B = 16
+// keys x 32 dims of codes. NVIDIA: a lane reads one 32-bit word (4 dims) of 4 keys and
+// byte-permutes pairs of keys into the B fragments of 4 n8 tiles, so n8 tile t, column n holds
+// dim 4 n + t of the step; pv8_dim() maps accumulator elements back to dims. AMD: one byte per key
+// and block, in the order of the bf16 path.
+
+#if defined(KTUNE_CUDA)
+struct QkB8 {
+  u32x2 k0, k1;  // codes of keys g and g + 8, dims 8 c .. + 7
+};
+
+template <class L>
+__device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
+  const int lane = lane_id();
+  const int byte = dim0 + 8 * (lane % 4);
+  return {load8(base + L::offset(key0 + lane / 4, byte)), load8(base + L::offset(key0 + lane / 4 + 8, byte))};
+}
+
+template <class DECODE>
+__device__ __forceinline__ QkB decode(const QkB8& b) {
+  return {{DECODE::pair(b.k0.x), DECODE::pair(b.k0.x >> 16), DECODE::pair(b.k0.y), DECODE::pair(b.k0.y >> 16)},
+          {DECODE::pair(b.k1.x), DECODE::pair(b.k1.x >> 16), DECODE::pair(b.k1.y), DECODE::pair(b.k1.y >> 16)}};
+}
+
+__device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB& b) {
+  mma_16816_f16(acc.v, a.lo.x, a.hi.x, a.lo.y, a.hi.y, b.k0.x, b.k0.y);
+  mma_16816_f16(acc.v, a.lo.z, a.hi.z, a.lo.w, a.hi.w, b.k0.z, b.k0.w);
+  mma_16816_f16(acc.v + 4, a.lo.x, a.hi.x, a.lo.y, a.hi.y, b.k1.x, b.k1.y);
+  mma_16816_f16(acc.v + 4, a.lo.z, a.hi.z, a.lo.w, a.hi.w, b.k1.z, b.k1.w);
+}
+
+struct PvB8 {
+  u32 w[4];  // dims 4 g .. 4 g + 3 of keys 2 c, 2 c + 1, 2 c + 8, 2 c + 9
+};
+struct PvB16 {
+  u32 b[4][2];  // n8 tile t: b0, b1 (fp16 pairs)
+};
+
+template <class L>
+__device__ __forceinline__ PvB8 load_pv_b8(const u8* base, int key0, int dim0) {
+  const int lane = lane_id();
+  const int key = key0 + 2 * (lane % 4);
+  const int byte = dim0 + 4 * (lane / 4);
+  return {{*reinterpret_cast<const u32*>(base + L::offset(key, byte)),
+           *reinterpret_cast<const u32*>(base + L::offset(key + 1, byte)),
+           *reinterpret_cast<const u32*>(base + L::offset(key + 8, byte)),
+           *reinterpret_cast<const u32*>(base + L::offset(key + 9, byte))}};
+}
+
+template <class DECODE>
+__device__ __forceinline__ PvB16 decode(const PvB8& v) {
+  PvB16 d;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) {
+    // Byte t of the first key's word in the low code, byte t of the next key's in the high.
+    const u32 select = static_cast<u32>(t | ((t + 4) << 4));
+    d.b[t][0] = DECODE::pair(__byte_perm(v.w[0], v.w[1], select));
+    d.b[t][1] = DECODE::pair(__byte_perm(v.w[2], v.w[3], select));
+  }
+  return d;
+}
+
+// lo += P V (dims of n8 tiles 0, 1), hi += P V (tiles 2, 3).
+__device__ __forceinline__ void mma_pv16(Acc16& lo, Acc16& hi, const PvA& a, const PvB16& b) {
+  mma_16816_f16(lo.v, a.r[0], a.r[1], a.r[2], a.r[3], b.b[0][0], b.b[0][1]);
+  mma_16816_f16(lo.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.b[1][0], b.b[1][1]);
+  mma_16816_f16(hi.v, a.r[0], a.r[1], a.r[2], a.r[3], b.b[2][0], b.b[2][1]);
+  mma_16816_f16(hi.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.b[3][0], b.b[3][1]);
+}
+
+// The value dim of accumulator element e of block `half` (0: lo, 1: hi) of the step at dim0.
+__device__ __forceinline__ int pv8_dim(int dim0, int half, int e) {
+  return dim0 + 4 * acc_col(e % 4) + 2 * half + e / 4;
+}
+#else
+struct QkB8 {
+  u32x2 k;  // codes of key lane % 16, dims 8 (lane / 16) .. + 7
+};
+
+template <class L>
+__device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
+  const int lane = lane_id();
+  return {load8(base + L::offset(key0 + lane % 16, dim0 + 8 * (lane / 16)))};
+}
+
+template <class DECODE>
+__device__ __forceinline__ QkB decode(const QkB8& b) {
+  return {{DECODE::pair(b.k.x), DECODE::pair(b.k.x >> 16), DECODE::pair(b.k.y), DECODE::pair(b.k.y >> 16)}};
+}
+
+__device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB& b) {
+  mfma_16x16x16_f16(acc, as_half4(a.x.x, a.x.y), as_half4(b.x.x, b.x.y));
+  mfma_16x16x16_f16(acc, as_half4(a.x.z, a.x.w), as_half4(b.x.z, b.x.w));
+}
+
+struct PvB8 {
+  u32 c[2];  // block h: the codes of keys 4 (lane / 16) .. + 3 at dim 16 h + lane % 16
+};
+struct PvB16 {
+  u32 b[2][2];
+};
+
+template <class L>
+__device__ __forceinline__ PvB8 load_pv_b8(const u8* base, int key0, int dim0) {
+  // CDNA has no transposing LDS read: one byte per key.
+  const int lane = lane_id();
+  const int key = key0 + 4 * (lane / 16);
+  PvB8 v;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int byte = dim0 + 16 * h + lane % 16;
+    v.c[h] = 0u;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v.c[h] |= static_cast<u32>(base[L::offset(key + j, byte)]) << (8 * j);
+  }
+  return v;
+}
+
+template <class DECODE>
+__device__ __forceinline__ PvB16 decode(const PvB8& v) {
+  PvB16 d;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) d.b[h][0] = DECODE::pair(v.c[h]), d.b[h][1] = DECODE::pair(v.c[h] >> 16);
+  return d;
+}
+
+__device__ __forceinline__ void mma_pv16(Acc16& lo, Acc16& hi, const PvA& a, const PvB16& b) {
+  const half4_t pa = __builtin_bit_cast(half4_t, a.s);
+  mfma_16x16x16_f16(lo, pa, as_half4(b.b[0][0], b.b[0][1]));
+  mfma_16x16x16_f16(hi, pa, as_half4(b.b[1][0], b.b[1][1]));
+}
+
+__device__ __forceinline__ int pv8_dim(int dim0, int half, int e) { return dim0 + 16 * half + acc_col(e); }
 #endif
 
 }  // namespace mc

@@ -110,6 +110,36 @@ __device__ __forceinline__ u32 float_to_bf16(float x) {
 __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) { return float_to_bf16(lo) | (float_to_bf16(hi) << 16); }
 
 // ---------------------------------------------------------------------------------------------
+// fp16: the 16-bit format the fp8 paths feed the matrix cores (every E4M3 value is an fp16 value,
+// and fp16 keeps 3 more mantissa bits than bf16 for softmax weights in [0, 1]).
+
+// Round to nearest even, overflow to infinity, NaN stays NaN: the hardware conversion.
+__device__ __forceinline__ u32 float_to_f16(float x) {
+#if defined(KTUNE_CUDA)
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+  return h;
+#else
+  return __builtin_bit_cast(unsigned short, static_cast<_Float16>(x));
+#endif
+}
+
+// Element 0 in the low half, as in memory.
+__device__ __forceinline__ u32 pack_f16x2(float lo, float hi) {
+#if defined(KTUNE_CUDA)
+  u32 packed;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
+  return packed;
+#else
+  return float_to_f16(lo) | (float_to_f16(hi) << 16);
+#endif
+}
+
+// Two bf16 to two fp16: exact for magnitudes in fp16's normal range (2^-14 .. 65504), as a bf16
+// significand has 8 bits and an fp16 one 11; smaller ones round, larger ones become infinite.
+__device__ __forceinline__ u32 bf16x2_to_f16x2(u32 w) { return pack_f16x2(bf16_lo(w), bf16_hi(w)); }
+
+// ---------------------------------------------------------------------------------------------
 // fp8 (E4M3) to float, exactly, on bits. Both formats have 4 exponent and 3 mantissa bits and no
 // infinities; they differ in bias and NaN codes:
 //   fp8_e4m3fn   (OCP; NVIDIA, gfx950): bias 7, NaN = S.1111.111 (0x7f, 0xff), 0x80 is -0.
@@ -156,6 +186,11 @@ __device__ __forceinline__ u32x4 zero_u32x4() {
   return v;
 }
 
+struct alignas(8) u32x2 {
+  u32 x, y;
+};
+
+__device__ __forceinline__ u32x2 load8(const void* p) { return *static_cast<const u32x2*>(p); }
 __device__ __forceinline__ u32x4 load16(const void* p) { return *static_cast<const u32x4*>(p); }
 __device__ __forceinline__ void store16(void* p, const u32x4& v) { *static_cast<u32x4*>(p) = v; }
 

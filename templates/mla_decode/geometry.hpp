@@ -135,24 +135,31 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int qk_m_tiles() const { return m_tiles() / qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_key_blocks() const { return key_blocks() / qk_key_warps(); }
   KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / warps(); }
+  // Independent accumulator chains per S block in Q K^T. A warp with one or two S blocks would
+  // wait out the matrix core's latency at each of its 36 dependent steps; three chains (both the
+  // 18 bf16 and the 9 fp8 steps divide by 3) keep several in flight.
+  // (Where the O accumulators already take a quarter of the registers, the S blocks get one chain.)
+  KTUNE_GEOMETRY_FN int qk_chains() const {
+    return qk_m_tiles() * qk_key_blocks() <= 2 && accumulators() <= 64 ? 3 : 1;
+  }
   KTUNE_GEOMETRY_FN int lane_acc() const { return 256 / warp; }   // fp32 per lane of a 16 x 16 block
   KTUNE_GEOMETRY_FN int accumulators() const { return m_tiles() * pv_blocks() * lane_acc(); }
 
-  // Shared memory, in bytes: the q tile and the bf16 compute tile have rows of 1152 bytes with
-  // XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring holds `stages` raw KV tiles (bf16:
-  // already the compute tile; fp8: codes, decoded once per tile into the compute tile); P is
-  // bf16 in two terms (hi + lo, see the kernel) with rows padded by 16 bytes; then one fp32 per
-  // (key block, row) for the cross-warp row reductions.
+  // Shared memory, in bytes: the q tile (bf16 queries; fp16, pre-scaled, on the fp8 path) has rows
+  // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring holds `stages` KV
+  // tiles as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
+  // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (fp16) has rows
+  // padded by 16 bytes. Then one fp32 per (key block, row) for the cross-warp row reductions.
+  KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
+  KTUNE_GEOMETRY_FN int ring_row_bytes() const { return fp8() ? 640 : tile_row_bytes(); }
   KTUNE_GEOMETRY_FN int ring_offset() const { return rows * tile_row_bytes(); }
-  KTUNE_GEOMETRY_FN int stage_bytes() const { return keys * raw_row_bytes(); }
-  KTUNE_GEOMETRY_FN int decode_offset() const { return ring_offset() + stages * stage_bytes(); }
-  KTUNE_GEOMETRY_FN int decode_bytes() const { return kv_dtype == kKvBf16 ? 0 : keys * tile_row_bytes(); }
+  KTUNE_GEOMETRY_FN int stage_bytes() const { return keys * ring_row_bytes(); }
   KTUNE_GEOMETRY_FN int p_stride() const { return keys * 2 + 16; }
-  KTUNE_GEOMETRY_FN int p_offset() const { return decode_offset() + decode_bytes(); }
-  KTUNE_GEOMETRY_FN int p_bytes() const { return rows * p_stride(); }  // one term
-  KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + 2 * p_bytes(); }
+  KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return rows * p_stride(); }
+  KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
   KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
 
   // Copies, in 16-byte chunks: a group of copy_threads_per_key() threads moves one key row
@@ -163,17 +170,19 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int copy_keys_per_pass() const { return threads / copy_threads_per_key(); }
   KTUNE_GEOMETRY_FN int copy_passes() const { return ceil_div(keys, copy_keys_per_pass()); }
   KTUNE_GEOMETRY_FN int q_chunks_per_thread() const { return ceil_div(rows * (kHeadDim * 2 / 16), threads); }
-  KTUNE_GEOMETRY_FN int decode_chunks_per_thread() const { return ceil_div(keys * chunks_per_row(), threads); }
 
-  // 32-bit registers a thread keeps live in the tile loop: O accumulators, S blocks, one step's
-  // Q K^T operands (32 dims: 1 KiB per 16 rows or keys per warp), the P V operands (P in two terms
-  // for every m-tile, one V block), running max / rescale / sum per lane row, addresses and loop
-  // state. An estimate to prune configs that would spill; the compiler has the last word.
+  // 32-bit registers a thread keeps live in the tile loop: O accumulators, S blocks (in
+  // qk_chains() chains), one step's Q K^T operands (32 dims, 1 KiB per 16 rows or keys per warp;
+  // fp8 keys also as codes), the P V operands (P of every m-tile; bf16: one V block; fp8: 32 dims
+  // of V as codes and decoded),
+  // running max / rescale / sum per lane row, addresses and loop state. An estimate to prune
+  // configs that would spill; the compiler has the last word.
   KTUNE_GEOMETRY_FN int live_registers() const {
-    const int qk_operands = (qk_m_tiles() + qk_key_blocks()) * 256 / warp;
-    const int pv_operands = (2 * m_tiles() + 1) * 128 / warp;
+    const int qk_operands = (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
+    const int pv_operands = (m_tiles() * 128 + (fp8() ? 384 : 128)) / warp;
     const int stats = 3 * m_tiles() * (warp / 16);
-    return accumulators() + qk_m_tiles() * qk_key_blocks() * lane_acc() + qk_operands + pv_operands + stats + 40;
+    return accumulators() + qk_chains() * qk_m_tiles() * qk_key_blocks() * lane_acc() + qk_operands + pv_operands +
+           stats + 40;
   }
 
   // Layout conditions; the kernel static_asserts them and the host reports which one fails.
@@ -182,7 +191,10 @@ struct MmaGeometry {
            stages <= 4 && kv_dtype >= kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) &&
            threads >= warp;
   }
-  KTUNE_GEOMETRY_FN bool values_fit() const { return kValueDim % (16 * warps()) == 0; }
+  // The fp8 path's P V step covers two 16-dim blocks.
+  KTUNE_GEOMETRY_FN bool values_fit() const {
+    return kValueDim % (16 * warps()) == 0 && (!fp8() || pv_blocks() % 2 == 0);
+  }
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit(); }
 };

@@ -4,9 +4,9 @@
 //   - the CTA's ROWS query rows (H x L folded, padded to m-tiles of 16) are the M dimension;
 //   - KV tiles of KEYS keys stream through a ring of STAGES shared-memory slots with 16-byte
 //     asynchronous copies (common/async_copy.hpp), gathered through the block table per key, so
-//     that STAGES - 1 tiles are in flight while the CTA computes on one; fp8 tiles travel as codes
-//     (half the bytes) and are decoded once per tile into a bf16 compute tile, which serves both
-//     K (all 576 dims) and V (the first 512), so each code is decoded once, not once per use;
+//     that STAGES - 1 tiles are in flight while the CTA computes on one; fp8 tiles travel and stay
+//     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
+//     to the matrix cores, as K (all 576 dims) and as V (the first 512);
 //   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; online
 //     softmax in registers on the S accumulators, with the row maxima (and, once at the end, the
 //     row sums) reduced across warps through shared memory;
@@ -14,9 +14,17 @@
 //     512 value dims so that the fp32 accumulators of all rows fit the registers. That split is why
 //     P goes through shared memory: the warp that holds a key's scores is not the warp that needs
 //     them for its dims.
-// P is stored as two bf16 terms, P = hi + lo (hi = bf16(P), lo = bf16(P - hi)), and both go through
-// the matrix cores: one bf16 term perturbs each softmax weight by up to 2^-9, an error the
-// verification's absolute tolerance catches on short contexts; two terms leave 2^-17.
+// Number formats at the matrix cores (fp32 accumulation throughout):
+//   P V in fp16: P in [0, 1] is one fp16 term (2^-12 relative; one bf16 term, 2^-9, perturbs the
+//     softmax weights by more than the verification's absolute tolerance allows on short
+//     contexts). V is converted to fp16 in registers, exactly: an E4M3 code times a power of two
+//     is an fp16 value (Fp8ToF16, which the fp32 scales undo), and so is a bf16 value whose
+//     magnitude lies in fp16's normal range, 2^-14 .. 65504 (smaller ones lose bits they barely
+//     contribute, larger ones overflow).
+//   Q K^T: bf16 KV in bf16; fp8 KV in fp16 (fp8 x fp8 math would round the queries to 3 mantissa
+//     bits), with the bf16 queries converted as bf16 V is (not scaled: a scaled query would round,
+//     and the scores' fp32 accuracy, which the lse check holds to 1e-4, would be lost).
+//   So bf16 cache values, and with an fp8 cache the queries, must stay below 65504 in magnitude.
 #include "common/async_copy.hpp"
 #include "common/matrix_core.hpp"
 #include "common/prelude.hpp"
@@ -65,18 +73,20 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int QKB = G.qk_key_blocks();
   constexpr int QKW = G.qk_key_warps();
   constexpr int PVB = G.pv_blocks();
+  constexpr int QKC = G.qk_chains();
   constexpr int LR = mc::kLaneRows;
   constexpr int ROW_CHUNKS = kHeadDim * 2 / 16;  // 16-byte chunks of a bf16 row
   typedef mc::SwizzledRows<kHeadDim * 2> Tile;   // q tile, bf16 KV tiles
+  typedef mc::CodeRows<G.ring_row_bytes()> Codes;  // fp8 KV tiles
   typedef mc::PaddedRows<G.p_stride()> PRows;    // P
+  typedef Fp8ToF16<KV_DTYPE> Decode;
+  constexpr bool FP8 = KV_DTYPE != kKvBf16;
 
   extern __shared__ u32x4 smem[];
   u8* const smem_bytes = reinterpret_cast<u8*>(smem);
   u8* const sQ = smem_bytes;
   u8* const sRing = smem_bytes + G.ring_offset();
-  u8* const sDecoded = smem_bytes + G.decode_offset();
-  u8* const sPhi = smem_bytes + G.p_offset();
-  u8* const sPlo = sPhi + G.p_bytes();
+  u8* const sP = smem_bytes + G.p_offset();
   float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -98,7 +108,9 @@ __global__ void __launch_bounds__(THREADS)
 
   // Queues the copies of tile t into ring slot t % STAGES. A group of threads per key row, so
   // that a thread looks the page up once per key; keys at or past k_end become zeros (their pages
-  // may not exist, and P V must not meet stale non-finite values).
+  // may not exist, and P V must not meet stale non-finite values). The page lookups of a tile are
+  // made one tile ahead of its copies (TileRows): a warp issues in order, and a copy waiting on a
+  // block-table load would hold the warp's matrix work behind a global-memory round trip.
   const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
   constexpr int STAGE_BYTES = G.stage_bytes();
   constexpr int RAW_ROW_BYTES = G.raw_row_bytes();
@@ -106,23 +118,46 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int COPY_PASSES = G.copy_passes();
   constexpr int KEYS_PER_PASS = G.copy_keys_per_pass();
   constexpr int CHUNKS_PER_THREAD = G.chunks_per_row() / TPK;
-  auto issue_tile = [&](int t) {
-    u8* const slot = sRing + (t % STAGES) * STAGE_BYTES;
+  struct TileRows {
+    i64 row[COPY_PASSES];  // cache row of this thread's key in each pass; -1: none (zeros)
+  };
+  auto look_up = [&](int t) {
+    TileRows r;
     const int tile_start = k_begin + t * KEYS;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const int key = pass * KEYS_PER_PASS + tid / TPK;
+      const int j = tile_start + key;
+      const bool valid = t < num_tiles && key < KEYS && j < k_end;
+      r.row[pass] = valid ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : -1;
+    }
+    return r;
+  };
+  auto issue_tile = [&](int t, const TileRows& rows) {
+    u8* const slot = sRing + (t % STAGES) * STAGE_BYTES;
+#pragma unroll
+    for (int pass = 0; pass < COPY_PASSES; ++pass) {
+      const int key = pass * KEYS_PER_PASS + tid / TPK;
       if (key < KEYS) {
-        const int j = tile_start + key;
-        const bool valid = j < k_end;
-        const i64 cache_row = valid ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : 0;
-        // Chunk tid % TPK + c * TPK sits c * TPK * 16 bytes after chunk tid % TPK in the cache
-        // row and in the slot: for bf16, TPK * 16 = 128 bytes is a whole swizzle group, which the
-        // XOR (bits 4..6 of the offset) leaves alone.
-        const u8* const src = kv_cache + cache_row * RAW_ROW_BYTES + (tid % TPK) * 16;
-        u8* const dst = slot + (KV_DTYPE == kKvBf16 ? Tile::offset(key, (tid % TPK) * 16)
-                                                    : static_cast<u32>(key * RAW_ROW_BYTES + (tid % TPK) * 16));
-        copy_row<0, CHUNKS_PER_THREAD, TPK * 16>(dst, src, valid);
+        const bool valid = rows.row[pass] >= 0;
+        const i64 cache_row = valid ? rows.row[pass] : 0;
+        const u8* const row = kv_cache + cache_row * RAW_ROW_BYTES;
+        if constexpr (!FP8) {
+          // Chunk tid % TPK + c * TPK sits c * TPK * 16 bytes after chunk tid % TPK in the cache
+          // row and in the slot: TPK * 16 = 128 bytes is a whole swizzle group, which the XOR
+          // (bits 4..6 of the offset) leaves alone.
+          copy_row<0, CHUNKS_PER_THREAD, TPK * 16>(slot + Tile::offset(key, (tid % TPK) * 16), row + (tid % TPK) * 16,
+                                                   valid);
+        } else {
+          // 36 chunks, 4 threads: thread c takes chunks c + 8 m (5 of them) and c + 4 + 8 m (4):
+          // chunks 8 apart share their XOR (bits 0..2), so each run is one stride in both rows.
+          static_assert(TPK == 4 && CHUNKS_PER_THREAD == 9, "an fp8 row is 4 runs of 9 chunks");
+          const int c = tid % TPK;
+          const int x = Codes::chunk_xor(key);
+          u8* const dst = slot + key * G.ring_row_bytes();
+          copy_row<0, 5, 128>(dst + ((c ^ x) << 4), row + c * 16, valid);
+          copy_row<0, 4, 128>(dst + (((c + 4) ^ x) << 4), row + (c + 4) * 16, valid);
+        }
       }
     }
   };
@@ -141,12 +176,33 @@ __global__ void __launch_bounds__(THREADS)
       async_copy::copy16<0>(sQ + Tile::offset(r, chunk * 16), src, valid);
     }
   }
-  if (num_tiles > 0) issue_tile(0);
+  if (num_tiles > 0) issue_tile(0, look_up(0));
   async_copy::commit();
 #pragma unroll
   for (int s = 1; s < STAGES - 1; ++s) {
-    if (s < num_tiles) issue_tile(s);
+    if (s < num_tiles) issue_tile(s, look_up(s));
     async_copy::commit();
+  }
+  // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output. The
+  // fp8 path computes with fp16 queries: each thread rewrites the q chunks it copied, once they
+  // landed (the tile loop's first barrier publishes them).
+  // fp8 codes reach the matrix cores scaled by 1 / kv_unit (Fp8ToF16).
+  constexpr float kv_unit = FP8 ? Decode::kScale : 1.f;
+  const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
+  if constexpr (FP8) {
+    async_copy::wait<STAGES - 2>();
+#pragma unroll
+    for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
+      const int idx = tid + v * THREADS;
+      if (idx < ROWS * ROW_CHUNKS) {
+        u8* const at = sQ + Tile::offset(idx / ROW_CHUNKS, idx % ROW_CHUNKS * 16);
+        float f[8];
+        bf16x8_to_float(load16(at), f);
+        const u32x4 h = {pack_f16x2(f[0], f[1]), pack_f16x2(f[2], f[3]), pack_f16x2(f[4], f[5]),
+                         pack_f16x2(f[6], f[7])};
+        store16(at, h);
+      }
+    }
   }
 
   // S = Q K^T: this warp's m-tiles and key blocks, and the key limit of each of its lane rows.
@@ -163,9 +219,6 @@ __global__ void __launch_bounds__(THREADS)
       row_limit[qm][i] =
           row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end) : 0;
     }
-  // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output.
-  const float score_scale = softmax_scale * kv_scale * kLog2e;
-
   // Running row maxima, kept by every thread for the rows it touches: its S rows (qk) and its O
   // rows (pv, all m-tiles). Both come from the same shared reductions, so they agree.
   float max_qk[QMT][LR], sum_qk[QMT][LR], max_pv[MT][LR];
@@ -183,49 +236,59 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
     for (int pb = 0; pb < PVB; ++pb) mc::zero(acc[mt][pb]);
 
+  TileRows ahead = look_up(STAGES - 1);
   for (int t = 0; t < num_tiles; ++t) {
     async_copy::wait<STAGES - 2>();  // tile t (and the q tile) landed, for this thread's copies
     __syncthreads();                 // ... and for everyone's; the slot of tile t - 1 is free
-    const u8* tile = sRing + (t % STAGES) * G.stage_bytes();
-    if (KV_DTYPE != kKvBf16) {
-#pragma unroll
-      for (int v = 0; v < G.decode_chunks_per_thread(); ++v) {
-        const int idx = tid + v * THREADS;
-        if (idx < KEYS * G.chunks_per_row()) {
-          const int key = idx / G.chunks_per_row();
-          const int chunk = idx % G.chunks_per_row();
-          u32x4 lo, hi;
-          fp8x16_to_bf16x16<KV_DTYPE>(load16(tile + key * G.raw_row_bytes() + chunk * 16), lo, hi);
-          store16(sDecoded + Tile::offset(key, chunk * 32), lo);
-          store16(sDecoded + Tile::offset(key, chunk * 32 + 16), hi);
-        }
-      }
-      __syncthreads();
-      tile = sDecoded;
+    const u8* const tile = sRing + (t % STAGES) * G.stage_bytes();
+    if (t + STAGES - 1 < num_tiles) {
+      issue_tile(t + STAGES - 1, ahead);  // into the slot of tile t - 1
+      ahead = look_up(t + STAGES);
     }
-    if (t + STAGES - 1 < num_tiles) issue_tile(t + STAGES - 1);  // into the slot of tile t - 1
     async_copy::commit();
     const int tile_start = k_begin + t * KEYS;
 
-    // S = Q K^T over the 576 dims, 32 at a time.
-    mc::Acc16 s[QMT][QKB];
+    // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
+    // accumulators, summed at the end: see MmaGeometry::qk_chains).
+    mc::Acc16 chains[QKC][QMT][QKB];
 #pragma unroll
-    for (int qm = 0; qm < QMT; ++qm)
+    for (int c = 0; c < QKC; ++c)
 #pragma unroll
-      for (int kb = 0; kb < QKB; ++kb) mc::zero(s[qm][kb]);
+      for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb) mc::zero(chains[c][qm][kb]);
+    mc::Acc16(&s)[QMT][QKB] = chains[0];
     if (qk_warp) {
-#pragma unroll 6
-      for (int d = 0; d < kHeadDim; d += 32) {
-        mc::QkA a[QMT];
+#pragma unroll 2
+      for (int d0 = 0; d0 < kHeadDim; d0 += 32 * QKC) {
 #pragma unroll
-        for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<Tile>(sQ, (qk_m0 + qm) * 16, d);
+        for (int c = 0; c < QKC; ++c) {
+          const int d = d0 + 32 * c;
+          mc::QkA a[QMT];
 #pragma unroll
-        for (int kb = 0; kb < QKB; ++kb) {
-          const mc::QkB k = mc::load_qk_b<Tile>(tile, qk_key0 + kb * 16, d);
+          for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<Tile>(sQ, (qk_m0 + qm) * 16, d);
 #pragma unroll
-          for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(s[qm][kb], a[qm], k);
+          for (int kb = 0; kb < QKB; ++kb) {
+            if constexpr (!FP8) {
+              const mc::QkB k = mc::load_qk_b<Tile>(tile, qk_key0 + kb * 16, d);
+#pragma unroll
+              for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);
+            } else {
+              const mc::QkB k = mc::decode<Decode>(mc::load_qk_b8<Codes>(tile, qk_key0 + kb * 16, d));
+#pragma unroll
+              for (int qm = 0; qm < QMT; ++qm) mc::mma_qk_f16(chains[c][qm][kb], a[qm], k);
+            }
+          }
         }
       }
+#pragma unroll
+      for (int c = 1; c < QKC; ++c)
+#pragma unroll
+        for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+          for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+            for (int e = 0; e < mc::kLaneAcc; ++e) s[qm][kb].v[e] += chains[c][qm][kb].v[e];
 
       // Mask and scale; this warp's row maxima over its keys, to shared memory.
 #pragma unroll
@@ -252,7 +315,7 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();
 
-    // P = 2^(S - new max) in two bf16 terms; the lane's share of the row sums, rescaled.
+    // P = 2^(S - new max) in fp16; the lane's share of the row sums, rescaled.
     if (qk_warp) {
 #pragma unroll
       for (int qm = 0; qm < QMT; ++qm) {
@@ -276,11 +339,8 @@ __global__ void __launch_bounds__(THREADS)
             const int slot = mc::row_slot(e);
             const float p = fast_exp2(s[qm][kb].v[e] - base[slot]);
             sum_qk[qm][slot] += p;
-            const u32 hi = float_to_bf16(p);
-            const u32 lo = float_to_bf16(p - bf16_to_float(hi));
             const u32 at = PRows::offset((qk_m0 + qm) * 16 + mc::acc_row(e), (qk_key0 + kb * 16 + mc::acc_col(e)) * 2);
-            *reinterpret_cast<u16*>(sPhi + at) = static_cast<u16>(hi);
-            *reinterpret_cast<u16*>(sPlo + at) = static_cast<u16>(lo);
+            *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(float_to_f16(p));
           }
       }
     }
@@ -309,19 +369,22 @@ __global__ void __launch_bounds__(THREADS)
     // O += P V, V = the first 512 dims of the tile's rows; this warp's dims.
 #pragma unroll
     for (int kb = 0; kb < KEYS / 16; ++kb) {
-      mc::PvA p_hi[MT], p_lo[MT];
+      mc::PvA p[MT];
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        p_hi[mt] = mc::load_pv_a<PRows>(sPhi, mt * 16, kb * 16);
-        p_lo[mt] = mc::load_pv_a<PRows>(sPlo, mt * 16, kb * 16);
-      }
+      for (int mt = 0; mt < MT; ++mt) p[mt] = mc::load_pv_a<PRows>(sP, mt * 16, kb * 16);
+      if constexpr (!FP8) {
 #pragma unroll
-      for (int pb = 0; pb < PVB; ++pb) {
-        const mc::PvB v = mc::load_pv_b<Tile>(tile, kb * 16, pv_dim0 + pb * 16);
+        for (int pb = 0; pb < PVB; ++pb) {
+          const mc::PvB v = mc::to_f16(mc::load_pv_b<Tile>(tile, kb * 16, pv_dim0 + pb * 16));
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mc::mma_pv(acc[mt][pb], p_hi[mt], v);
-          mc::mma_pv(acc[mt][pb], p_lo[mt], v);
+          for (int mt = 0; mt < MT; ++mt) mc::mma_pv_f16(acc[mt][pb], p[mt], v);
+        }
+      } else {
+#pragma unroll
+        for (int pb = 0; pb < PVB; pb += 2) {
+          const mc::PvB16 v = mc::decode<Decode>(mc::load_pv_b8<Codes>(tile, kb * 16, pv_dim0 + pb * 16));
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) mc::mma_pv16(acc[mt][pb], acc[mt][pb + 1], p[mt], v);
         }
       }
     }
@@ -351,7 +414,7 @@ __global__ void __launch_bounds__(THREADS)
       float sum = 0.f;
 #pragma unroll
       for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + mt * 16 + mc::lane_row(i)];
-      inv[i] = sum > 0.f ? kv_scale / sum : 0.f;
+      inv[i] = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
       row_lse[i] = sum > 0.f ? (max_pv[mt][i] + log2f(sum)) * kLn2 : neg_inf();
     }
 #pragma unroll
@@ -361,7 +424,8 @@ __global__ void __launch_bounds__(THREADS)
         const int row = row0 + mt * 16 + mc::acc_row(e);
         if (row >= rows_per_request) continue;
         const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
-        const int dim = pv_dim0 + pb * 16 + mc::acc_col(e);
+        // The fp8 path's P V step permutes the dims of two blocks (mc::pv8_dim).
+        const int dim = FP8 ? mc::pv8_dim(pv_dim0 + pb / 2 * 32, pb % 2, e) : pv_dim0 + pb * 16 + mc::acc_col(e);
         const float x = acc[mt][pb].v[e] * inv[mc::row_slot(e)];
         if (num_splits == 1)
           o[out_row * kValueDim + dim] = static_cast<u16>(float_to_bf16(x));

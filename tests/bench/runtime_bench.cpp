@@ -1,5 +1,6 @@
-// Costs of ktune_runtime (issue 5): select() from the compiled-in table (target: under 20 ns) and
-// from a KTUNE_DB override table, and launches through the engine: with a GPU API that does
+// Costs of ktune_runtime (issue 5): select() from the compiled-in table of the device's arch
+// (target: under 20 ns; the runtime's path: the table of (family, arch), then its select()) for
+// both families, and from a KTUNE_DB override table, and launches through the engine: with a GPU API that does
 // nothing (the runtime's own host cost, any machine) and, where an NVIDIA GPU is, through CUDA:
 // the first launch of a code object on a fresh engine (read, hash check, cuModuleLoadData,
 // symbols) and later launches (the host side of ktune::mla_decode up to cuLaunchKernel).
@@ -25,17 +26,28 @@ using namespace ktune::runtime;
 
 constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};
 constexpr ktune_mla_decode_key kCovered{12, 3, 1, 0, 32};
+constexpr ktune_qk_rope_cache_key kRopeExact{16, 1, 0, 0, 1, 64};
+constexpr ktune_qk_rope_cache_key kRopeCovered{12, 1, 0, 0, 1, 64};
 
-// KTUNE_DB for the benchmarks: the keys of the committed smoke table, each with a packaged config.
+// KTUNE_DB for the benchmarks: the keys of the committed smoke table, each with the compiled
+// table's (packaged) config of its key.
 struct OverrideDb {
   package_test::MlaDb m;
   OverrideDb() {
-    const auto run = m.run("sm_90a", "NVIDIA H200", std::string(compiled_package().template_hash));
+    const auto& table = test::sm90_table(kMlaDecode);
+    const auto run = m.run("sm_90a", "NVIDIA H200", std::string(table.template_hash));
     for (int heads : {16, 128})
       for (int block_len : {1, 2, 4})
         for (bool causal : {false, true})
-          for (auto kv : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn})
-            m.ok(run, package_test::mla_key(heads, block_len, causal, kv), package_test::mla_config(16, 32, 2, 2), 1.0);
+          for (auto kv : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn}) {
+            const ktune_mla_decode_key key{heads, block_len, causal ? 1 : 0, static_cast<int64_t>(kv), 32};
+            const Choice c = table.select(key_values(key).data());
+            if (c.kernel == nullptr) continue;
+            Params config;
+            for (size_t i = 0; i < kMlaDecode.config_fields.size(); ++i)
+              config.set(kMlaDecode.config_fields[i], c.kernel->config[i]);
+            m.ok(run, package_test::mla_key(heads, block_len, causal, kv), config, 1.0);
+          }
   }
 };
 
@@ -50,27 +62,44 @@ bool answers(benchmark::State& state, ktune_status got, ktune_status expected, s
   return false;
 }
 
-void BM_select_compiled(benchmark::State& state, ktune_mla_decode_key key, ktune_status expected) {
+// The runtime's compiled select on a device: the table of the device's arch is found at the
+// device's first call (Engine::current), so a call is that table's select() (after the override's
+// once-flag). `for_arch` adds the lookup of the table of (family, arch) that a select without a
+// device (ktune_*_select_for_arch) makes on every call.
+template <class CKey>
+void BM_select_compiled(benchmark::State& state, const RuntimeFamily* family, CKey key, ktune_status expected,
+                        bool for_arch) {
   std::string_view arch = "sm_90a";
-  if (!answers(state, select_compiled(arch, key).status, expected, "compiled select")) return;
+  const auto tables = compiled_tables();
+  const CompiledTable* device_table = find_table(tables, *family, arch);
+  auto select = [&] {
+    const CompiledTable* t = for_arch ? find_table(tables, *family, arch) : device_table;
+    return t->select(key_values(key).data());
+  };
+  if (!answers(state, select().status, expected, "compiled select")) return;
   for (auto _ : state) {
     benchmark::DoNotOptimize(key);
     benchmark::DoNotOptimize(arch);
-    auto c = select_compiled(arch, key);
+    auto c = select();
     benchmark::DoNotOptimize(c);
   }
 }
-BENCHMARK_CAPTURE(BM_select_compiled, exact, kExact, KTUNE_OK);
-BENCHMARK_CAPTURE(BM_select_compiled, covering, kCovered, KTUNE_OK_FALLBACK);
+BENCHMARK_CAPTURE(BM_select_compiled, mla_decode_exact, &kMlaDecode, kExact, KTUNE_OK, false);
+BENCHMARK_CAPTURE(BM_select_compiled, mla_decode_covering, &kMlaDecode, kCovered, KTUNE_OK_FALLBACK, false);
+BENCHMARK_CAPTURE(BM_select_compiled, qk_rope_cache_exact, &kQkRopeCache, kRopeExact, KTUNE_OK, false);
+BENCHMARK_CAPTURE(BM_select_compiled, qk_rope_cache_covering, &kQkRopeCache, kRopeCovered, KTUNE_OK_FALLBACK, false);
+BENCHMARK_CAPTURE(BM_select_compiled, mla_decode_exact_for_arch, &kMlaDecode, kExact, KTUNE_OK, true);
+BENCHMARK_CAPTURE(BM_select_compiled, qk_rope_cache_exact_for_arch, &kQkRopeCache, kRopeExact, KTUNE_OK, true);
 
 void BM_select_override(benchmark::State& state, ktune_mla_decode_key key, ktune_status expected) {
-  const OverrideTable table(override_db().m.path(), compiled_package().template_hash);
+  const auto table = OverrideTable::read(override_db().m.path(), kMlaDecode,
+                                         test::sm90_table(kMlaDecode).template_hash, compiled_tables());
   std::string_view arch = "sm_90a";
-  const auto first = table.select(arch, key);
+  const auto first = table->select(arch, key_values(key));
   if (!answers(state, first ? first->status : KTUNE_UNSUPPORTED, expected, "override select")) return;
   for (auto _ : state) {
     benchmark::DoNotOptimize(key);
-    auto c = table.select(arch, key);
+    auto c = table->select(arch, key_values(key));
     benchmark::DoNotOptimize(c);
   }
 }
@@ -96,6 +125,16 @@ void BM_launch_null_api_later(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(engine->mla_decode(args, r));
 }
 BENCHMARK(BM_launch_null_api_later);
+
+// qk_rope_cache's host side, the precondition check of the selected kernel included.
+void BM_launch_null_api_later_qk_rope_cache(benchmark::State& state) {
+  auto engine = null_engine();
+  const auto args = test::rope_args(kRopeExact);
+  ktune_result r{};
+  if (!answers(state, engine->qk_rope_cache(args, r), KTUNE_OK, r.message)) return;
+  for (auto _ : state) benchmark::DoNotOptimize(engine->qk_rope_cache(args, r));
+}
+BENCHMARK(BM_launch_null_api_later_qk_rope_cache);
 
 void BM_launch_null_api_first(benchmark::State& state) {
   const auto args = short_launch();
@@ -175,7 +214,7 @@ CudaLaunch& cuda() {
 std::unique_ptr<Engine> cuda_engine() {
   Engine::Setup s;
   s.apis = vendor_apis(s.no_api_reason);
-  s.package_dirs = {test::package_dir()};
+  s.package_roots = {test::package_root()};
   return std::make_unique<Engine>(std::move(s));
 }
 

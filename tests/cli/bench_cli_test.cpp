@@ -114,13 +114,7 @@ std::string tuned_db(const db::test::TempDir& dir) {
   const auto run = db->begin_run(db::test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", hash));
   const Params config{{"rows", 16}, {"keys", 32}, {"threads", 256}, {"stages", 2}, {"split", 2}, {"math", 0}};
   db->record(db::test::timed(run, db::test::key(16, 1, 0, 0, 32), config, 12.0));
-  db::Gap gap;
-  gap.family = "mla_decode";
-  gap.arch = "sm_90a";
-  gap.key = db::test::key(16, 2, 0, 1, 32);
-  gap.reason = db::GapReason::declared;
-  gap.source = "aiter 0.1.19 has no fp8 2-token non-causal fold";
-  db->add_gap(gap);
+  db->add_gap(db::test::declared_gap("sm_90a", db::test::key(16, 2, 0, 1, 32)));
   return path;
 }
 

@@ -1,13 +1,19 @@
 #pragma once
 // Runs the ktune executable built with the tests, capturing its output and exit status.
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>  // environ
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include "support/temp_dir.hpp"
@@ -37,6 +43,43 @@ inline CliResult run_ktune(const std::string& args, const std::string& env = "",
   for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
   int st = ::pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+// What a run printed on each stream apart: for output that is parsed (CSV, JSON), which a note
+// on stderr must not corrupt.
+struct CliStreams {
+  int status = -1;  // exit status; -1 when it did not start or did not exit
+  std::string out, err;
+};
+
+// `args` is the argument vector as is (no shell, so no quoting); the streams go through files.
+inline CliStreams run_ktune_args(const std::vector<std::string>& args) {
+  const ::ktune::test_support::TempDir dir;
+  const auto out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> words{ktune_exe()};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  CliStreams r;
+  pid_t pid = 0;
+  if (::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  r.out = read(out_path);
+  r.err = read(err_path);
   return r;
 }
 

@@ -43,15 +43,8 @@ std::string mla_db(const db::test::TempDir& dir, const std::string& hash,
     db->record(db::test::timed(run, db::test::key(16, 2, 1, 1, 32), config, 12.0));
     db->record(db::test::timed(run, db::test::key(64, 1, 0, 0, 32), config, 20.0));
   }
-  db::Gap gap;
-  gap.family = "mla_decode";
-  gap.arch = "sm_90a";
-  gap.key = db::test::key(16, 2, 0, 1, 32);
-  gap.reason = db::GapReason::declared;
-  gap.source = "aiter 0.1.19 has no fp8 2-token non-causal fold";
-  gap.fallback = db::test::key(16, 4, 0, 1, 32).canonical();
-  gap.fallback_note = "pad the block to 4 tokens";
-  db->add_gap(gap);
+  db->add_gap(db::test::declared_gap("sm_90a", db::test::key(16, 2, 0, 1, 32),
+                                     db::test::key(16, 4, 0, 1, 32).canonical(), "pad the block to 4 tokens"));
   return path;
 }
 

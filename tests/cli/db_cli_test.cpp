@@ -1,53 +1,21 @@
 // `ktune query`, `ktune gaps` and `ktune gap add|rm` end to end, on databases written through
 // the db API: labels in keys, CSV that an RFC 4180 reader reads back exactly, JSON, errors.
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <cmath>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "unit/db_test_support.hpp"
-
-extern char** environ;
 
 namespace ktune::db {
 namespace {
 
+using ::ktune::testing::run_ktune_args;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Output {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs the ktune executable with `args`; stdout and stderr go through files in `dir`.
-Output ktune(const test::TempDir& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), KTUNE_EXE);
-  const auto out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  Output o;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  o.out = test::read_file(out_path);
-  o.err = test::read_file(err_path);
-  return o;
-}
 
 // RFC 4180: records end with CRLF; a quoted field may hold commas, CRLF and doubled quotes.
 std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
@@ -92,8 +60,8 @@ std::string sample_db(const test::TempDir& dir) {
 TEST(DbCli, QueryTableShowsLabelsTimingAndADetailExcerpt) {
   test::TempDir dir;
   const auto db = sample_db(dir);
-  const auto o = ktune(dir, {"query", "--db", db});
-  ASSERT_EQ(o.code, 0) << o.err;
+  const auto o = run_ktune_args({"query", "--db", db});
+  ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_THAT(o.out, AllOf(HasSubstr("kv_dtype=fp8_e4m3fn"), HasSubstr("kv_dtype=bf16"), HasSubstr("median_us"),
                            HasSubstr("10.25"), HasSubstr("compile_error"), HasSubstr("error: too many registers")));
   EXPECT_THAT(o.out, Not(HasSubstr("second line"))) << "the table shows the first line of a detail";
@@ -103,8 +71,8 @@ TEST(DbCli, QueryTableShowsLabelsTimingAndADetailExcerpt) {
 TEST(DbCli, QueryCsvReadsBackExactly) {
   test::TempDir dir;
   const auto db = sample_db(dir);
-  const auto o = ktune(dir, {"query", "--db", db, "--format", "csv"});
-  ASSERT_EQ(o.code, 0) << o.err;
+  const auto o = run_ktune_args({"query", "--db", db, "--format", "csv"});
+  ASSERT_EQ(o.status, 0) << o.err;
   const auto records = parse_csv(o.out);
   ASSERT_EQ(records.size(), 6u) << o.out;  // header + 5 measurements
   const auto& header = records[0];
@@ -125,8 +93,8 @@ TEST(DbCli, QueryCsvReadsBackExactly) {
 TEST(DbCli, QueryWinnersAsJsonIgnoreFailedRows) {
   test::TempDir dir;
   const auto db = sample_db(dir);
-  const auto o = ktune(dir, {"query", "--db", db, "--winners", "--format", "json"});
-  ASSERT_EQ(o.code, 0) << o.err;
+  const auto o = run_ktune_args({"query", "--db", db, "--winners", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
   const auto rows = nlohmann::json::parse(o.out);
   ASSERT_EQ(rows.size(), 2u) << o.out;  // ordered by run, then canonical key: kv_dtype=0 (bf16) first
   EXPECT_EQ(rows[0]["key"]["kv_dtype"], "bf16");
@@ -141,8 +109,8 @@ TEST(DbCli, QueryGainNamesTheBestSingleConfigAndTheGain) {
   // The bf16 key gets a second config too: rows=32 (10.25 on fp8, 18 on bf16) against rows=64
   // (12.5, 9): rows=64 is best on average; the winners gain sqrt(12.5 / 10.25 * 1) over it.
   Database::open(db, false)->record(test::timed(1, test::key(16, 2, 0, 0), test::config(32), 18.0));
-  const auto o = ktune(dir, {"query", "--db", db, "--gain", "--format", "json"});
-  ASSERT_EQ(o.code, 0) << o.err;
+  const auto o = run_ktune_args({"query", "--db", db, "--gain", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
   const auto rows = nlohmann::json::parse(o.out);
   ASSERT_EQ(rows.size(), 1u) << o.out;
   EXPECT_EQ(rows[0]["keys"], 2);
@@ -150,21 +118,21 @@ TEST(DbCli, QueryGainNamesTheBestSingleConfigAndTheGain) {
   EXPECT_EQ(rows[0]["best_single_config"]["rows"], 64);
   EXPECT_NEAR(rows[0]["gain_geomean"].get<double>(), std::sqrt(12.5 / 10.25), 1e-9);
   EXPECT_EQ(rows[0]["gain_max_key"]["kv_dtype"], "fp8_e4m3fn");
-  const auto both = ktune(dir, {"query", "--db", db, "--gain", "--winners"});
-  EXPECT_NE(both.code, 0) << "--gain and --winners are different reports";
+  const auto both = run_ktune_args({"query", "--db", db, "--gain", "--winners"});
+  EXPECT_NE(both.status, 0) << "--gain and --winners are different reports";
 }
 
 TEST(DbCli, QueryWhereTakesLabelsAndRejectsUnknownOnes) {
   test::TempDir dir;
   const auto db = sample_db(dir);
-  auto o = ktune(dir, {"query", "--db", db, "--where", "kv_dtype=bf16", "--format", "json"});
-  ASSERT_EQ(o.code, 0) << o.err;
+  auto o = run_ktune_args({"query", "--db", db, "--where", "kv_dtype=bf16", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out).size(), 1u);
-  o = ktune(dir, {"query", "--db", db, "--kernel", "mla_decode", "--where", "kv_dtype=fp9"});
-  EXPECT_EQ(o.code, 1);
+  o = run_ktune_args({"query", "--db", db, "--kernel", "mla_decode", "--where", "kv_dtype=fp9"});
+  EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("fp9"), HasSubstr("fp8_e4m3fnuz")));
-  o = ktune(dir, {"query", "--db", db, "--status", "compile_error", "--format", "json"});
-  ASSERT_EQ(o.code, 0) << o.err;
+  o = run_ktune_args({"query", "--db", db, "--status", "compile_error", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out).size(), 1u);
 }
 
@@ -178,13 +146,13 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
   };
-  auto o = ktune(dir, with({"gap", "add"}, with(identity, {"--fallback", "heads=16,block_len=1,causal=0,"
+  auto o = run_ktune_args(with({"gap", "add"}, with(identity, {"--fallback", "heads=16,block_len=1,causal=0,"
                                                                           "kv_dtype=fp8_e4m3fn,batch=64",
                                                            "--note", "flatten the block to L = 1 rows"})));
-  ASSERT_EQ(o.code, 0) << o.err;
+  ASSERT_EQ(o.status, 0) << o.err;
 
-  o = ktune(dir, {"gaps", "--db", db, "--format", "json"});
-  ASSERT_EQ(o.code, 0) << o.err;
+  o = run_ktune_args({"gaps", "--db", db, "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
   auto rows = nlohmann::json::parse(o.out);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["key"]["kv_dtype"], "fp8_e4m3fn");
@@ -194,22 +162,22 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
   EXPECT_TRUE(rows[0]["run"].is_null());
 
   const auto before = test::fingerprint(db);
-  o = ktune(dir, {"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+  o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
                   "heads=16 block_len=2 causal=0 kv_dtype=fp9 batch=32", "--source", "typo"});
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("--key"), HasSubstr("kv_dtype"), HasSubstr("fp8_e4m3fnuz")));
-  o = ktune(dir, {"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+  o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
                   "heads=0 block_len=2 causal=0 kv_dtype=bf16 batch=32", "--source", "range"});
-  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("heads"), HasSubstr("[1, 128]")));
   EXPECT_EQ(test::fingerprint(db), before) << "rejected gaps must not touch the database";
 
-  o = ktune(dir, with({"gap", "rm"}, identity));
-  ASSERT_EQ(o.code, 0) << o.err;
-  o = ktune(dir, {"gaps", "--db", db});
+  o = run_ktune_args(with({"gap", "rm"}, identity));
+  ASSERT_EQ(o.status, 0) << o.err;
+  o = run_ktune_args({"gaps", "--db", db});
   EXPECT_THAT(o.out, HasSubstr("no matching rows"));
-  o = ktune(dir, with({"gap", "rm"}, identity));
-  EXPECT_EQ(o.code, 1);
+  o = run_ktune_args(with({"gap", "rm"}, identity));
+  EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr(db), HasSubstr("no gap")));
 }
 
@@ -218,8 +186,8 @@ TEST(DbCli, QueryOfAFileThatIsNotADatabaseFailsCleanly) {
   const auto path = dir.file("notes.txt");
   test::write_file(path, std::string(512, 'n'));
   const auto before = test::fingerprint(path);
-  const auto o = ktune(dir, {"query", "--db", path});
-  EXPECT_EQ(o.code, 1);
+  const auto o = run_ktune_args({"query", "--db", path});
+  EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr(path), HasSubstr("file is not a database")));
   EXPECT_EQ(test::fingerprint(path), before);
 }

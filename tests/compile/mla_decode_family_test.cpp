@@ -131,6 +131,20 @@ TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
   EXPECT_EQ(why_not(h16, {16, 16, 64, 2, 0, kMathMma}, "gfx90a"), std::nullopt);
 }
 
+TEST(MlaDecodeFamily, TilesOf128KeysAreForTheMatrixCoresFp8Rings) {
+  const Key fp8{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
+  const Key bf16{16, 1, true, num::KvDtype::bf16, 128};
+  // Two 80 KiB tiles of codes fit next to q; a bf16 tile alone is 144 KiB.
+  EXPECT_EQ(why_not(fp8, {16, 128, 256, 2, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(fp8, {16, 128, 256, 3, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(bf16, {16, 128, 256, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(fp8, {16, 128, 256, 1, 0, kMathSimt}, "sm_90a").value_or(""), HasSubstr("keys=128 is math=mma's"));
+  EXPECT_THAT(unrunnable({16, 256, 256, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, target_limits("sm_90a")).value_or(""),
+              HasSubstr("keys=256"));
+  // All 8 warps take a key block in Q K^T.
+  EXPECT_EQ(mma_geometry({16, 128, 256, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, 32).qk_warps(), 8);
+}
+
 TEST(MlaDecodeFamily, PrunesMmaConfigsThatCannotRunAndSaysWhy) {
   const Key h128{128, 1, true, num::KvDtype::bf16, 128};
   EXPECT_THAT(why_not(h128, {16, 64, 128, 1, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("stages=1"));
@@ -164,13 +178,13 @@ TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
   const Key bf16{16, 1, false, num::KvDtype::bf16, 1};
   const LaunchInfo info = family().launch_info(to_params(bf16), to_params(Config{16, 64, 128, 2, 0, kMathMma}));
   EXPECT_EQ(info.threads_per_block, 128);
-  // q and 2 ring tiles of 1152-byte rows, P in two bf16 terms (rows of 64 x 2 + 16 bytes), and
-  // one fp32 per (key block, row).
-  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 2 * 64 * 1152 + 2 * 16 * 144 + 4 * 16 * 4);
-  // fp8: ring tiles of 576-byte codes, plus the bf16 tile they are decoded into.
+  // q and 2 ring tiles of 1152-byte rows, P in fp16 (rows of 64 x 2 + 16 bytes), and one fp32
+  // per (key block, row).
+  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 2 * 64 * 1152 + 16 * 144 + 4 * 16 * 4);
+  // fp8: ring tiles of codes in rows padded to 640 bytes (decoded in registers, no bf16 tile).
   const Key fp8{16, 1, false, num::KvDtype::fp8_e4m3fn, 1};
   EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 3, 0, kMathMma})).shared_bytes,
-            16 * 1152 + 3 * 64 * 576 + 64 * 1152 + 2 * 16 * 144 + 4 * 16 * 4);
+            16 * 1152 + 3 * 64 * 640 + 16 * 144 + 4 * 16 * 4);
   // The warp size changes the registers, not the shared memory that launch_info reports.
   EXPECT_EQ(mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 64).shared_bytes(), info.shared_bytes);
   EXPECT_NE(mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 64).live_registers(),

@@ -1,7 +1,8 @@
-// The runtime engine (dispatch/runtime) on the CPU: a fake GPU API records what would be launched.
-// Selection from the compiled-in package (the committed H200 table), launch geometry and the
-// split-KV workspace, every status that stops a launch, the code-object cache under many threads,
-// and the KTUNE_DB override with codegen's validators.
+// The runtime engine (dispatch/runtime) on the CPU with mla_decode: a fake GPU API records what
+// would be launched. Selection from the compiled-in package (the committed H200 table), launch
+// geometry and the split-KV workspace, every status that stops a launch, the code-object cache
+// under many threads, and the KTUNE_DB override with codegen's validators. qk_rope_cache, several
+// arches and run-time compiles: runtime_rope_test.cpp, runtime_multiarch_test.cpp, runtime_jit_test.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "dispatch/runtime/compiled_table.hpp"
+#include "dispatch/runtime/family.hpp"
 #include "kernels/mla_decode/split_policy.hpp"
 #include "package/runtime_support.hpp"
 #include "unit/package_support.hpp"
@@ -30,21 +32,21 @@ Params key_params(const ktune_mla_decode_key& k) {
                  static_cast<num::KvDtype>(k.kv_dtype), static_cast<int>(k.batch));
 }
 
+Choice compiled(const ktune_mla_decode_key& k) { return test::sm90_table(kMlaDecode).select(key_values(k).data()); }
+
 // The compiled table's kernel for `k`: the committed H200 results change with every re-sweep, so
-// the tests read the winner from the table instead of repeating it. Its geometry comes from
-// select_compiled(); its compile-time knobs (stages, math) from the code object it names, found
-// among the family's configs of that geometry; `split` (a host knob) as given.
+// the tests read the winner from the table instead of repeating it, with `split` (a host knob) as
+// given.
 Params compiled_config(const ktune_mla_decode_key& k, int split) {
-  const Choice c = select_compiled("sm_90a", k);
+  const Choice c = compiled(k);
   if (!c.kernel) throw Error("the compiled table has no kernel for " + key_params(k).canonical());
-  const KernelChoice& kc = *c.kernel;
-  for (int stages = 1; stages <= 4; ++stages)
-    for (int math = 0; math <= 1; ++math) {
-      const Params config = mla::to_params(mla::Config{kc.rows, kc.keys, kc.threads, stages, split, math});
-      if (find_code_object(mla_family().name_expressions(key_params(k), config)) == kc.code_object) return config;
-    }
-  throw Error("no config of the compiled kernel's geometry names its code object");
+  Params config;
+  for (size_t i = 0; i < kMlaDecode.config_fields.size(); ++i) config.set(kMlaDecode.config_fields[i], c.kernel->config[i]);
+  config.set("split", split);
+  return config;
 }
+
+constexpr size_t kRows = 0, kKeys = 1, kSplit = 4;
 
 TEST(RuntimeEngine, LaunchesTheSelectedKernelWithItsGeometryAndSplits) {
   FakeApi* api = nullptr;
@@ -52,11 +54,12 @@ TEST(RuntimeEngine, LaunchesTheSelectedKernelWithItsGeometryAndSplits) {
   auto args = launch_args(kExact);
   size_t bytes = 0;
   ktune_result r{};
-  ASSERT_EQ(engine->workspace_size(args, bytes, r), KTUNE_OK) << r.message;
+  ASSERT_EQ(engine->mla_decode_workspace_size(args, bytes, r), KTUNE_OK) << r.message;
   const Params winner = compiled_config(kExact, 0);
-  const KernelChoice kc = *select_compiled("sm_90a", kExact).kernel;
-  const int row_tiles = (16 + kc.rows - 1) / kc.rows;
-  const int splits = mla::num_splits({32, row_tiles, 4096, 132, kc.split, kc.keys});
+  const KernelChoice kc = *compiled(kExact).kernel;
+  const int row_tiles = (16 + kc.config[kRows] - 1) / kc.config[kRows];
+  const int splits = mla::num_splits(
+      {32, row_tiles, 4096, 132, static_cast<int>(kc.config[kSplit]), static_cast<int>(kc.config[kKeys])});
   EXPECT_EQ(r.splits, splits);
   ASSERT_GT(splits, 1);
   EXPECT_EQ(bytes, static_cast<size_t>(splits) * 32 * 16 * 513 * sizeof(float));
@@ -97,18 +100,23 @@ TEST(RuntimeEngine, LaunchesTheSelectedKernelWithItsGeometryAndSplits) {
 // The launch code passes templates/mla_decode's parameter lists: every packaged kernel must take
 // them (a template whose parameters changed fails here, on the CPU, before any GPU run).
 TEST(RuntimeEngine, PackagedKernelsTakeTheRuntimesArguments) {
-  ASSERT_GT(code_object_count(), 0u);
-  for (size_t i = 0; i < code_object_count(); ++i)
-    EXPECT_TRUE(takes_runtime_arguments(code_object(i))) << code_object(i).main_symbol << " / "
-                                                         << code_object(i).combine_symbol;
+  const auto& objects = test::sm90_table(kMlaDecode).code_objects;
+  ASSERT_GT(objects.size(), 0u);
+  for (const CodeObject& o : objects)
+    EXPECT_TRUE(kMlaDecode.takes_runtime_arguments(o)) << o.symbols[0] << " / " << o.symbols[1];
   // One more int parameter in the main kernel, one fewer in the combine: refused.
-  auto changed = code_object(0);
-  const std::string longer = std::string(changed.main_symbol) + "i";
-  changed.main_symbol = longer;
-  EXPECT_FALSE(takes_runtime_arguments(changed));
-  changed = code_object(0);
-  changed.combine_symbol.remove_suffix(1);
-  EXPECT_FALSE(takes_runtime_arguments(changed));
+  const std::string main = objects[0].symbols[0], combine = objects[0].symbols[1];
+  const std::string longer = main + "i", shorter = combine.substr(0, combine.size() - 1);
+  const char* changed_main[] = {longer.c_str(), combine.c_str()};
+  const char* changed_combine[] = {main.c_str(), shorter.c_str()};
+  const char* unchanged[] = {main.c_str(), combine.c_str()};
+  CodeObject changed = objects[0];
+  changed.symbols = unchanged;
+  EXPECT_TRUE(kMlaDecode.takes_runtime_arguments(changed));
+  changed.symbols = changed_main;
+  EXPECT_FALSE(kMlaDecode.takes_runtime_arguments(changed));
+  changed.symbols = changed_combine;
+  EXPECT_FALSE(kMlaDecode.takes_runtime_arguments(changed));
 }
 
 TEST(RuntimeEngine, CoveringKeyLaunchesAsFallbackAndNamesTheRow) {
@@ -119,8 +127,8 @@ TEST(RuntimeEngine, CoveringKeyLaunchesAsFallbackAndNamesTheRow) {
   ASSERT_EQ(engine->mla_decode(args, r), KTUNE_OK_FALLBACK) << r.message;
   EXPECT_THAT(r.message, HasSubstr("smallest larger"));
   ASSERT_TRUE(r.has_fallback_key);
-  EXPECT_EQ(r.fallback_key.heads, 16);
-  EXPECT_EQ(r.fallback_key.block_len, 4);
+  EXPECT_EQ(r.fallback_key.mla_decode.heads, 16);
+  EXPECT_EQ(r.fallback_key.mla_decode.block_len, 4);
   ASSERT_EQ(api->launches.size(), 1u);
   EXPECT_EQ(api->launches[0].launch.grid[0], 1u);  // 36 rows in one tile of the covering kernel's 64
 }
@@ -134,9 +142,9 @@ TEST(RuntimeEngine, StatusesInsteadOfAborts) {
     auto args = launch_args(kExact);
     EXPECT_EQ(engine.mla_decode(args, r), KTUNE_NO_DEVICE);
     EXPECT_THAT(r.message, HasSubstr("libcuda.so.1"));
-    EXPECT_EQ(engine.select(kExact, r), KTUNE_NO_DEVICE);
+    EXPECT_EQ(engine.select(kMlaDecode, key_values(kExact), r), KTUNE_NO_DEVICE);
     // Selecting for an arch needs no device.
-    EXPECT_EQ(engine.select_for_arch("sm_90a", kExact, r), KTUNE_OK) << r.message;
+    EXPECT_EQ(engine.select_for_arch(kMlaDecode, "sm_90a", key_values(kExact), r), KTUNE_OK) << r.message;
   }
   FakeApi* api = nullptr;
   auto engine = fake_engine(api);
@@ -173,9 +181,9 @@ TEST(RuntimeEngine, MissingOrCorruptCodeObjectIsAStatus) {
   EXPECT_THAT(r.message, AllOf(HasSubstr("none of the package directories"), HasSubstr(empty.path())));
 
   // Every code object of the package copied with one byte changed.
-  for (size_t i = 0; i < code_object_count(); ++i) {
-    const std::string file(code_object(i).file);
-    auto bytes = db::test::read_file(test::package_dir() + "/" + file);
+  for (const CodeObject& o : test::sm90_table(kMlaDecode).code_objects) {
+    const std::string file(o.file);
+    auto bytes = db::test::read_file(test::package_root() + "/mla_decode-sm_90a/" + file);
     bytes[bytes.size() / 2] ^= 1;
     db::test::write_file(corrupt.file(file), bytes);
   }
@@ -220,7 +228,7 @@ TEST(RuntimeEngine, ConcurrentFirstLaunchesLoadEachCodeObjectOncePerDevice) {
 // A database whose runs have the template hash the package was built with.
 struct OverrideDb {
   MlaDb m;
-  int64_t run(std::string device = "NVIDIA H200", std::string hash = std::string(compiled_package().template_hash)) {
+  int64_t run(std::string device = "NVIDIA H200", std::string hash = std::string(test::sm90_table(kMlaDecode).template_hash)) {
     return m.run("sm_90a", std::move(device), std::move(hash));
   }
 };
@@ -231,7 +239,7 @@ TEST(RuntimeOverride, TakesPrecedenceWithItsKernelsGapsAndFallbacks) {
   using num::KvDtype;
   // The compiled table's winner of this key splits the keys; the override's never does (split=0:
   // the same code object, another split policy).
-  ASSERT_GT(select_compiled("sm_90a", kExact).kernel->split, 0);
+  ASSERT_GT(compiled(kExact).kernel->config[kSplit], 0);
   o.m.ok(run, mla_key(16, 1, true, KvDtype::bf16), compiled_config(kExact, 0), 5.0);
   o.m.declared_gap("sm_90a", mla_key(16, 2, false, KvDtype::fp8_e4m3fn), mla_key(16, 4, false, KvDtype::bf16).canonical());
   o.m.ok(run, mla_key(16, 4, false, KvDtype::bf16), mla_config(16, 16, 1, 0), 5.0);  // keys=16: not in the package
@@ -248,27 +256,27 @@ TEST(RuntimeOverride, TakesPrecedenceWithItsKernelsGapsAndFallbacks) {
   ASSERT_EQ(api->launches.size(), 1u);
   EXPECT_EQ(api->launches[0].launch.grid[1], 1u);
   // Another batch: the override's batch bucket.
-  EXPECT_EQ(engine->select_for_arch("sm_90a", {16, 1, 1, 0, 7}, r), KTUNE_OK);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{16, 1, 1, 0, 7}), r), KTUNE_OK);
   EXPECT_THAT(r.message, HasSubstr("nearest tuned batch bucket (KTUNE_DB)"));
 
   EXPECT_EQ(engine->mla_decode(launch_args({16, 2, 0, 1, 32}, 64), r), KTUNE_GAP);
   EXPECT_THAT(r.message, HasSubstr("aiter 0.1.19"));
   ASSERT_TRUE(r.has_fallback_key);
-  EXPECT_EQ(r.fallback_key.block_len, 4);
-  EXPECT_EQ(r.fallback_key.kv_dtype, 0);
+  EXPECT_EQ(r.fallback_key.mla_decode.block_len, 4);
+  EXPECT_EQ(r.fallback_key.mla_decode.kv_dtype, 0);
 
   EXPECT_EQ(engine->mla_decode(launch_args({16, 4, 0, 0, 32}, 64), r), KTUNE_NO_CODE_OBJECT);
-  EXPECT_THAT(r.message, AllOf(HasSubstr("not in this package"), HasSubstr("ktune package")));
+  EXPECT_THAT(r.message, AllOf(HasSubstr("in no package of this library"), HasSubstr("ktune package")));
   EXPECT_EQ(api->launches.size(), 1u);
 
   // Covering through the override: heads 12, block 1 -> the tuned 16 x 1.
-  EXPECT_EQ(engine->select_for_arch("sm_90a", {12, 1, 1, 0, 32}, r), KTUNE_OK_FALLBACK);
-  EXPECT_EQ(r.fallback_key.heads, 16);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{12, 1, 1, 0, 32}), r), KTUNE_OK_FALLBACK);
+  EXPECT_EQ(r.fallback_key.mla_decode.heads, 16);
   // A key the override cannot serve: the compiled table answers.
-  EXPECT_EQ(engine->select_for_arch("sm_90a", {128, 1, 1, 0, 32}, r), KTUNE_OK);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{128, 1, 1, 0, 32}), r), KTUNE_OK);
   EXPECT_EQ(r.from_override, 0);
   // An arch the override has no table for: the compiled table answers.
-  EXPECT_EQ(engine->select_for_arch("gfx942", kExact, r), KTUNE_UNSUPPORTED);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "gfx942", key_values(kExact), r), KTUNE_UNSUPPORTED);
   EXPECT_EQ(r.from_override, 0);
 }
 
@@ -284,7 +292,7 @@ TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
     auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
     EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
     EXPECT_THAT(r.message, AllOf(HasSubstr("template hash validator"), HasSubstr("compiled-in table serves")));
-    ASSERT_EQ(engine->workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
+    ASSERT_EQ(engine->mla_decode_workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
     EXPECT_EQ(r.from_override, 0);
     EXPECT_EQ(r.splits, compiled_splits);
   }
@@ -296,7 +304,7 @@ TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
     auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
     EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
     EXPECT_THAT(r.message, AllOf(HasSubstr("device validator"), HasSubstr("NVIDIA H100")));
-    ASSERT_EQ(engine->workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
+    ASSERT_EQ(engine->mla_decode_workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
     EXPECT_EQ(r.splits, compiled_splits);
   }
   {  // Not a database.
@@ -305,7 +313,7 @@ TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
     auto engine = fake_engine(api, "sm_90a", 132, dir.file("missing.db"));
     EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
     EXPECT_THAT(r.message, HasSubstr("missing.db"));
-    EXPECT_EQ(engine->select_for_arch("sm_90a", kExact, r), KTUNE_OK);
+    EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(kExact), r), KTUNE_OK);
   }
   FakeApi* api = nullptr;
   auto unset = fake_engine(api);

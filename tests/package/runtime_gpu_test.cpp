@@ -1,17 +1,23 @@
-// MLA decode computed through ktune_runtime's C++ API (the shared library, its compiled-in package
-// and the package's code objects) and checked against the CPU reference. Buffers come from
-// ktune's backend; the runtime launches on the legacy default stream of the current context.
+// MLA decode and qk_rope_cache computed through ktune_runtime's C++ API (the shared library, its
+// compiled-in packages and their code objects) and checked against the CPU references of
+// tuner/kernels; and a KTUNE_DB winner that no package holds (qk_rope_cache's unfused baseline),
+// compiled at run time with NVRTC by an engine of its own. Buffers come from ktune's backend; the
+// runtime launches on the legacy default stream of the current context.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "backend/dl_library.hpp"
+#include "dispatch/runtime/engine.hpp"
 #include "kernels/mla_decode/inputs.hpp"
+#include "kernels/qk_rope_cache/inputs.hpp"
 #include "ktune/runtime.hpp"
 #include "gpu/mla_decode_device.hpp"
+#include "package/rope_db.hpp"
 #include "verify/compare.hpp"
 
 namespace ktune::mla {
@@ -23,12 +29,16 @@ using gpu_test::device;
 constexpr verify::Tolerance kOutput{5e-4, 1e-2, 4e-3};
 constexpr verify::Tolerance kLse{1e-4, 1e-5, 1e-5};
 
+}  // namespace
+
 // Waits for the default stream the runtime launched on (the backend's own stream does not).
 void synchronize_context() {
   static const auto lib = backend::DlLibrary::open_first({"libcuda.so.1"});
   static const auto sync = lib.require<int (*)()>("cuCtxSynchronize");
   ASSERT_EQ(sync(), 0) << "cuCtxSynchronize failed";
 }
+
+namespace {
 
 struct Outcome {
   ktune::Result result;
@@ -125,3 +135,152 @@ TEST_F(RuntimeGpu, UntunedKeyIsAStatusAndLaunchesNothing) {
 }  // namespace
 }  // namespace ktune::mla
 
+
+namespace ktune::rope {
+namespace {
+
+using gpu_test::device;
+
+// The engine the shared library makes at its first call (ktune::qk_rope_cache), or one of the
+// test's own (a KTUNE_DB and run-time compiles).
+using Launcher = std::function<ktune::Result(ktune_qk_rope_cache_args&)>;
+
+struct RopeOutcome {
+  ktune::Result result;
+  Verdict verdict;
+};
+
+RopeOutcome rope_through_runtime(const Key& key, const Shape& shape, const Launcher& launch,
+                                 int64_t table_rows_override = 0) {
+  auto& ctx = *device().ctx;
+  const HostProblem p = make_problem(key, shape, 11);
+  const Reference ref = reference(p);
+  auto upload = [&](const auto& host) {
+    auto b = ctx.alloc(host.size() * sizeof(host[0]));
+    ctx.upload(*b, host.data(), host.size() * sizeof(host[0]));
+    return b;
+  };
+  auto q_nope = upload(p.q_nope), q_pe = upload(p.q_pe), kv_c = upload(p.kv_c), k_pe = upload(p.k_pe);
+  auto positions = upload(p.positions), slots = upload(p.slot_mapping), cos = upload(p.cos), sin = upload(p.sin);
+  auto kv_cache = upload(p.kv_cache);
+  const size_t q_bytes = static_cast<size_t>(p.tokens) * p.heads * kRowDim * num::bytes_of(p.q_dtype);
+  auto q_out = ctx.alloc(q_bytes);
+  ctx.fill(*q_out, p.q_dtype == num::KvDtype::fp8_e4m3fnuz ? 0x80 : 0xFF);  // NaN: an unwritten element fails
+  ctx.synchronize();
+
+  ktune_qk_rope_cache_args a{};
+  a.q_nope = q_nope->as<void>();
+  a.q_pe = q_pe->as<void>();
+  a.kv_c = kv_c->as<void>();
+  a.k_pe = k_pe->as<void>();
+  a.positions = positions->as<int64_t>();
+  a.slot_mapping = slots->as<int64_t>();
+  a.cos_table = cos->as<float>();
+  a.sin_table = sin->as<float>();
+  a.kv_cache = kv_cache->as<void>();
+  a.q_out = q_out->as<void>();
+  a.k_scale = p.k_scale;
+  a.q_scale = p.q_scale;
+  a.table_rows = table_rows_override > 0 ? table_rows_override : p.table_rows;
+  a.key = {p.heads, static_cast<int64_t>(p.kv_dtype), static_cast<int64_t>(p.q_dtype), p.identity ? 1 : 0,
+           p.is_neox ? 1 : 0, p.tokens};
+  size_t bytes = 0;
+  RopeOutcome out;
+  out.result = ktune::qk_rope_cache_workspace_size(a, bytes);
+  std::unique_ptr<backend::Buffer> workspace;
+  if (bytes > 0) {
+    workspace = ctx.alloc(bytes);
+    a.workspace = workspace->as<void>();
+    a.workspace_bytes = bytes;
+  }
+  out.result = launch(a);
+  if (!out.result.launched()) return out;
+  mla::synchronize_context();
+  std::vector<uint8_t> q(q_bytes), cache(p.kv_cache.size());
+  ctx.download(q.data(), *q_out, q.size());
+  ctx.download(cache.data(), *kv_cache, cache.size());
+  out.verdict = check(p, ref, q, cache);
+  return out;
+}
+
+ktune::Result through_library(ktune_qk_rope_cache_args& a) { return ktune::qk_rope_cache(nullptr, a); }
+
+class RuntimeRopeGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!device().ctx) GTEST_SKIP() << "no GPU: " << device().missing;
+    if (device().ctx->info().arch != "sm_90a")
+      GTEST_SKIP() << "the runtime's compiled-in packages are for sm_90a, this device is " << device().ctx->info().arch;
+  }
+};
+
+TEST_F(RuntimeRopeGpu, ComputesQkRopeCacheLikeTheReference) {
+  using num::KvDtype;
+  struct Case {
+    Key key;
+    Shape shape;
+    ktune::Status expected;
+  };
+  const Case cases[] = {
+      {{16, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::full, true, 64}, {64, 16, 4096, 3}, ktune::Status::ok},
+      {{16, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::identity, true, 37}, {37, 16, 1, 5}, ktune::Status::ok},
+      {{128, KvDtype::fp8_e4m3fn, KvDtype::fp8_e4m3fn, RopeMode::full, true, 4096}, {1000, 64, 8192, 7},
+       ktune::Status::ok},  // nearest bucket, fp8 q_out
+      {{12, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::full, true, 64}, {50, 1, 4096, 0},
+       ktune::Status::ok_fallback},  // covered by 16 heads
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(fmt::format("heads={} q_dtype={} rope={} tokens={}", c.key.heads, static_cast<int>(c.key.q_dtype),
+                             static_cast<int>(c.key.rope), c.shape.tokens));
+    const auto out = rope_through_runtime(c.key, c.shape, through_library);
+    ASSERT_EQ(out.result.status, c.expected) << out.result.message;
+    EXPECT_TRUE(out.verdict.ok) << out.verdict.detail;
+  }
+}
+
+// A full-rope key whose winner trusts positions, called with a 1-row table: refused, nothing written.
+TEST_F(RuntimeRopeGpu, RefusesAOneRowTableForAKernelThatDoesNotClamp) {
+  const Key key{16, num::KvDtype::fp8_e4m3fn, num::KvDtype::bf16, RopeMode::full, true, 64};
+  const auto out = rope_through_runtime(key, {64, 16, 4096, 0}, through_library, /*table_rows_override=*/1);
+  if (out.result.status == ktune::Status::ok) GTEST_SKIP() << "the committed winner clamps: " << out.result.message;
+  EXPECT_EQ(out.result.status, ktune::Status::invalid_argument) << out.result.message;
+}
+
+// qk_rope_cache's unfused baseline (4 kernels for an fp8 q_out, none packaged) as the KTUNE_DB
+// winner: compiled at run time with NVRTC, launched in order, checked against the reference.
+TEST_F(RuntimeRopeGpu, ComputesAWinnerCompiledAtRunTime) {
+  using namespace ktune::runtime;
+  const auto* table = find_table(compiled_tables(), kQkRopeCache, "sm_90a");
+  ASSERT_NE(table, nullptr);
+  test::RopeDb db(std::string(table->template_hash));
+  db.ok(test::rope_key(16, 1, 1, 0, 1, 64), test::unfused_config(8, 256, false));
+  Engine::Setup s;
+  s.apis = vendor_apis(s.no_api_reason);
+  s.override_db = db.path();
+  s.jit = backend_compilers();
+  Engine engine(std::move(s));
+  const Launcher launch = [&](ktune_qk_rope_cache_args& a) {
+    size_t bytes = 0;
+    ktune_result r{};
+    engine.qk_rope_cache_workspace_size(a, bytes, r);
+    std::unique_ptr<backend::Buffer> workspace;
+    if (bytes > 0) {
+      workspace = device().ctx->alloc(bytes);
+      a.workspace = workspace->as<void>();
+      a.workspace_bytes = bytes;
+    }
+    engine.qk_rope_cache(a, r);
+    mla::synchronize_context();  // before the workspace is freed
+    return ktune::runtime_detail::to_result(r);
+  };
+  const auto out = rope_through_runtime({16, num::KvDtype::fp8_e4m3fn, num::KvDtype::fp8_e4m3fn, RopeMode::full,
+                                         true, 64},
+                                        {64, 16, 4096, 3}, launch);
+  ASSERT_EQ(out.result.status, ktune::Status::ok) << out.result.message;
+  EXPECT_TRUE(out.result.from_override);
+  EXPECT_EQ(engine.run_time_compiles(), 1u);
+  EXPECT_TRUE(out.verdict.ok) << out.verdict.detail;
+}
+
+}  // namespace
+}  // namespace ktune::rope

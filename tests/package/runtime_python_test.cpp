@@ -18,7 +18,7 @@ TEST(RuntimePython, CtypesCallsTheCApi) {
   if (!std::filesystem::exists(KTUNE_RUNTIME_LIBRARY))
     GTEST_SKIP() << KTUNE_RUNTIME_LIBRARY << " is not on this machine (the build tree's library)";
   MlaDb m;
-  m.run("sm_90a", "NVIDIA H200", std::string(compiled_package().template_hash));
+  m.run("sm_90a", "NVIDIA H200", std::string(find_table(compiled_tables(), kMlaDecode, "sm_90a")->template_hash));
   m.declared_gap("sm_90a", mla_key(16, 2, false, num::KvDtype::fp8_e4m3fn),
                  mla_key(16, 4, false, num::KvDtype::bf16).canonical());
   TempDir dir;

@@ -1,14 +1,17 @@
 #pragma once
 // A GPU API that records instead of launching, so that the runtime's selection, launch geometry,
-// statuses and code-object cache are tested on the CPU with the compiled-in package (the
-// committed H200 table, packaged at build time).
+// statuses and code-object cache are tested on the CPU with the compiled-in packages (the
+// committed H200 tables, packaged at build time).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "dispatch/runtime/engine.hpp"
@@ -17,9 +20,11 @@
 namespace ktune::runtime::test {
 
 struct RecordedLaunch {
-  bool combine;  // the combine pass (else the main kernel)
+  std::string symbol;  // the kernel's lowered name
+  bool combine;        // mla_decode's combine pass
   Launch launch;
-  int splits;  // the last argument of both kernels
+  int splits;  // mla_decode: the last argument of both kernels; 0 for other families
+  std::vector<void*> pointers;  // qk_rope_cache: the values of the leading pointer arguments
 };
 
 class FakeApi final : public GpuApi {
@@ -44,19 +49,24 @@ class FakeApi final : public GpuApi {
     ++unloads;
     delete static_cast<std::string*>(module);
   }
-  // The module's address for the main kernel, one byte past it for the combine (modules are
-  // aligned, so the low bit tells them apart at launch).
+  // A handle that names the symbol, so that a launch records which kernel it ran.
   void* function(void* module, const std::string& symbol, size_t) const override {
     std::lock_guard lock(mutex_);
     symbols.push_back(symbol);
-    return static_cast<char*>(module) + (symbol.find("mla_combine") != std::string::npos ? 1 : 0);
+    return &functions_.emplace_back(symbol);
   }
   void launch(void* function, const Launch& l, void*, void** args) const override {
     if (!record_launches) return;
     std::lock_guard lock(mutex_);
-    const bool combine = (reinterpret_cast<uintptr_t>(function) & 1) != 0;
-    // The split count is the last argument of the main kernel (15 arguments) and the combine (6).
-    launches.push_back({combine, l, *static_cast<int*>(args[combine ? 5 : 14])});
+    const std::string& symbol = *static_cast<const std::string*>(function);
+    const bool combine = symbol.find("mla_combine") != std::string::npos;
+    RecordedLaunch r{symbol, combine, l, 0, {}};
+    // The split count is the last argument of mla_decode's main kernel (15 arguments) and combine (6).
+    if (symbol.find("mla_") != std::string::npos) r.splits = *static_cast<int*>(args[combine ? 5 : 14]);
+    // qk_rope_cache's kernels take at least 3 pointers first.
+    else
+      for (int i = 0; i < 3; ++i) r.pointers.push_back(*static_cast<void**>(args[i]));
+    launches.push_back(std::move(r));
   }
 
   // Which device is current on every thread (nullptr: none).
@@ -74,27 +84,55 @@ class FakeApi final : public GpuApi {
   int compute_units_;
   std::atomic<const void*> device_{reinterpret_cast<const void*>(1)};
   mutable std::mutex mutex_;
+  mutable std::deque<std::string> functions_;
 };
 
-// The package whose code objects the tests load: $KTUNE_PACKAGE_DIR (on the GPU machine, where the
-// build tree is not), else the package this build compiled in.
-inline std::string package_dir() {
+// Where the tests' code objects are: $KTUNE_PACKAGE_DIR (on the GPU machine, where the build tree
+// is not), else the root of the packages this build compiled in.
+inline std::string package_root() {
   const char* dir = std::getenv("KTUNE_PACKAGE_DIR");
-  return dir != nullptr && *dir != '\0' ? dir : KTUNE_RUNTIME_PACKAGE_DIR;
+  return dir != nullptr && *dir != '\0' ? dir : KTUNE_RUNTIME_PACKAGE_ROOT;
 }
 
-// An engine over one FakeApi (kept by the test through `api`), the build's package directory and
-// an optional KTUNE_DB.
-inline std::unique_ptr<Engine> fake_engine(FakeApi*& api, std::string arch = "sm_90a", int compute_units = 132,
-                                           std::optional<std::string> override_db = std::nullopt,
-                                           std::vector<std::string> dirs = {package_dir()}) {
+struct FakeSetup {
+  std::string arch = "sm_90a";
+  int compute_units = 132;
+  std::optional<std::string> override_db;
+  std::vector<std::string> roots = {package_root()};
+  std::vector<const CompiledTable*> tables = {compiled_tables().begin(), compiled_tables().end()};
+  JitCompilerFor jit;  // empty: compiling at run time is off
+};
+
+// An engine over one FakeApi (kept by the test through `api`).
+inline std::unique_ptr<Engine> fake_engine(FakeApi*& api, FakeSetup f) {
   Engine::Setup s;
-  auto fake = std::make_unique<FakeApi>(std::move(arch), compute_units);
+  auto fake = std::make_unique<FakeApi>(std::move(f.arch), f.compute_units);
   api = fake.get();
   s.apis.push_back(std::move(fake));
-  s.package_dirs = std::move(dirs);
-  s.override_db = std::move(override_db);
+  s.package_roots = std::move(f.roots);
+  s.override_db = std::move(f.override_db);
+  s.tables = std::move(f.tables);
+  s.jit = std::move(f.jit);
   return std::make_unique<Engine>(std::move(s));
+}
+
+// The same with the build's packages and an optional KTUNE_DB.
+inline std::unique_ptr<Engine> fake_engine(FakeApi*& api, std::string arch = "sm_90a", int compute_units = 132,
+                                           std::optional<std::string> override_db = std::nullopt,
+                                           std::vector<std::string> roots = {package_root()}) {
+  FakeSetup f;
+  f.arch = std::move(arch);
+  f.compute_units = compute_units;
+  f.override_db = std::move(override_db);
+  f.roots = std::move(roots);
+  return fake_engine(api, std::move(f));
+}
+
+// The compiled-in table of `family` for sm_90a.
+inline const CompiledTable& sm90_table(const RuntimeFamily& family) {
+  const CompiledTable* t = find_table(compiled_tables(), family, "sm_90a");
+  if (t == nullptr) throw Error(fmt::format("this build compiled in no {} table for sm_90a", family.name));
+  return *t;
 }
 
 // A launch of `key` with fake (non-null) pointers and no workspace.
@@ -108,6 +146,23 @@ inline ktune_mla_decode_args launch_args(ktune_mla_decode_key key, int max_kv_le
   a.max_pages = 64;
   a.page_size = 64;
   a.max_kv_len = max_kv_len;
+  a.key = key;
+  return a;
+}
+
+}  // namespace ktune::runtime::test
+
+namespace ktune::runtime::test {
+
+// A launch of qk_rope_cache for `key` with fake (non-null) pointers and no workspace.
+inline ktune_qk_rope_cache_args rope_args(ktune_qk_rope_cache_key key, int64_t table_rows = 4096) {
+  static char memory[64];
+  ktune_qk_rope_cache_args a{};
+  a.q_nope = a.q_pe = a.kv_c = a.k_pe = a.kv_cache = a.q_out = memory;
+  a.positions = a.slot_mapping = reinterpret_cast<const int64_t*>(memory);
+  a.cos_table = a.sin_table = reinterpret_cast<const float*>(memory);
+  a.k_scale = a.q_scale = 1.0f;
+  a.table_rows = table_rows;
   a.key = key;
   return a;
 }

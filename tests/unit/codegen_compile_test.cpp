@@ -63,7 +63,7 @@ Written fill(test::ToyDb& t) {
   // A compiler log full of what must not escape a string literal.
   t.measured_gap(newer, "sm_90a", key(128, 4, 1, 2, 64), db::GapReason::compile_error,
                  "error: \"*/ /* \\ \xc3\xa9 ?\?/ too much shared memory\n#error second line");
-  t.declared_gap("sm_90a", key(16, 2, 0, 1, 64), "aiter 0.1.19 has no fp8 2-token non-causal fold",
+  t.declared_gap("sm_90a", key(16, 2, 0, 1, 64), std::string(db::test::kAiterFoldSource),
                  "abort() in the CSV lookup", key(16, 4, 0, 1, 64).canonical(), "pad the block to 4 tokens");
   t.declared_gap("sm_90a", key(16, 1, 0, 0, 1), "an outdated list", "measured to work since");
 

@@ -314,15 +314,8 @@ TEST_F(DbRecords, WinnersFilterAndTheViewServesPlainSqlite) {
 }
 
 Gap declared_gap() {
-  Gap g;
-  g.family = "mla_decode";
-  g.arch = "gfx942";
-  g.key = test::key(16, 2, 0, 2);
-  g.reason = GapReason::declared;
-  g.source = "aiter 0.1.19 has no fp8 2-token non-causal fold";
-  g.fallback = test::key(16, 1, 0, 2).canonical();
-  g.fallback_note = "flatten the block to L = 1 rows";
-  return g;
+  return test::declared_gap("gfx942", test::key(16, 2, 0, 2), test::key(16, 1, 0, 2).canonical(),
+                            "flatten the block to L = 1 rows");
 }
 
 TEST_F(DbRecords, GapsAreAddedReplacedAndRemoved) {

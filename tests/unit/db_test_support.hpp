@@ -12,6 +12,7 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -69,6 +70,24 @@ inline Params key(int64_t heads, int64_t block_len = 2, int64_t causal = 0, int6
 }
 
 inline Params config(int64_t rows, int64_t warps = 4) { return {{"rows", rows}, {"warps", warps}}; }
+
+// The source of the declared gap this project exists for (DESIGN.md): AITER's MLA decode has no
+// kernel for fp8 KV with a 2-token non-causal draft block, "the missing fp8 two-token fold".
+inline constexpr std::string_view kAiterFoldSource = "aiter 0.1.19 has no fp8 2-token non-causal fold";
+
+// That gap, declared for `key` on `arch`, with the fallback a dispatcher takes ("none" or a key's
+// canonical text) and why.
+inline Gap declared_gap(std::string arch, Params key, std::string fallback = "none", std::string fallback_note = "") {
+  Gap g;
+  g.family = "mla_decode";
+  g.arch = std::move(arch);
+  g.key = std::move(key);
+  g.reason = GapReason::declared;
+  g.source = std::string(kAiterFoldSource);
+  g.fallback = std::move(fallback);
+  g.fallback_note = std::move(fallback_note);
+  return g;
+}
 
 inline Measurement timed(int64_t run_id, Params k, Params c, double median_us, Status s = Status::ok) {
   Measurement m;

@@ -116,15 +116,10 @@ class ToyDb {
   }
   void declared_gap(const std::string& arch, const Params& k, std::string source, std::string detail,
                     std::string fallback = "none", std::string note = "") {
-    db::Gap g;
+    db::Gap g = db::test::declared_gap(arch, k, std::move(fallback), std::move(note));
     g.family = kFamily;
-    g.arch = arch;
-    g.key = k;
-    g.reason = db::GapReason::declared;
-    g.detail = std::move(detail);
     g.source = std::move(source);
-    g.fallback = std::move(fallback);
-    g.fallback_note = std::move(note);
+    g.detail = std::move(detail);
     db_->add_gap(g);
   }
 

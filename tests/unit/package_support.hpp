@@ -55,14 +55,8 @@ class MlaDb {
     db_->record(db::test::timed(run, key, config, median_us));
   }
   void declared_gap(const std::string& arch, const Params& key, std::string fallback = "none") {
-    db::Gap g;
-    g.family = "mla_decode";
-    g.arch = arch;
-    g.key = key;
-    g.reason = db::GapReason::declared;
+    db::Gap g = db::test::declared_gap(arch, key, std::move(fallback));
     g.detail = "abort() in the CSV lookup";
-    g.source = "aiter 0.1.19 has no fp8 2-token non-causal fold";
-    g.fallback = std::move(fallback);
     db_->add_gap(g);
   }
 

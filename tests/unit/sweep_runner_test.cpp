@@ -25,7 +25,7 @@ result() {  # status median fully_timed detail; the worker's resident set grows 
 while IFS= read -r line; do
   echo "$line" >> "$log"
   case "$line" in
-    *'"op":"hello"'*) echo '{"ready":true,"device":{"name":"Toy GPU","arch":"sm_90a"},"copy_gbps":1000.0}' ;;
+    *'"op":"hello"'*) echo '{"ready":true,"device":{"name":"Toy GPU","arch":"sm_90a"},"copy_gbps":1000.0,"matrix_tflops":0.4}' ;;
     *'"op":"exit"'*) exit 0 ;;
     *'"key":"heads=4,'*) result verify_failed 0 false "element 3 differs" ;;
     *'"config":"rows=16,'*) result ok 10 true "" ;;
@@ -59,14 +59,15 @@ struct SweepRunner : ::testing::Test, testing::ToySweep {
       if (m.key.at("heads") == heads) out[m.config.at("rows")] = m;
     return out;
   }
-  // The run requests the workers received, in order.
-  std::vector<nlohmann::json> runs_requested() {
+  // The requests of kind `op` the workers received, in order.
+  std::vector<nlohmann::json> requested(const std::string& op = "run") {
     std::ifstream f(log);
     std::vector<nlohmann::json> out;
     for (std::string line; std::getline(f, line);)
-      if (auto j = nlohmann::json::parse(line); j["op"] == "run") out.push_back(j);
+      if (auto j = nlohmann::json::parse(line); j["op"] == op) out.push_back(j);
     return out;
   }
+  std::vector<nlohmann::json> runs_requested() { return requested("run"); }
 };
 
 TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
@@ -84,6 +85,16 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].id, s.run_id);
   EXPECT_DOUBLE_EQ(runs[0].copy_gbps, 1000.0) << "the bandwidth the worker measured is the run's";
+  EXPECT_DOUBLE_EQ(runs[0].matrix_tflops, 0.4) << "so is the matrix-core throughput";
+  // Measured once per run: the workers started after the crash and the timeout measure nothing.
+  const auto hellos = requested("hello");
+  ASSERT_EQ(hellos.size(), 3u);
+  EXPECT_EQ(hellos[0]["copy_gbps"], true);
+  EXPECT_EQ(hellos[0]["matrix_tflops"], true);
+  for (size_t i = 1; i < hellos.size(); ++i) {
+    EXPECT_EQ(hellos[i]["copy_gbps"], false) << i;
+    EXPECT_EQ(hellos[i]["matrix_tflops"], false) << i;
+  }
 
   auto m = by_rows(32);
   ASSERT_EQ(m.size(), 7u);
@@ -91,6 +102,8 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   EXPECT_DOUBLE_EQ(m[16].median_us, 10);
   EXPECT_DOUBLE_EQ(m[16].gbps, 500) << "5e6 bytes in 10 us";
   EXPECT_DOUBLE_EQ(m[16].frac_copy_bw, 0.5);
+  EXPECT_DOUBLE_EQ(m[16].tflops, 0.1) << "1e6 FLOPs in 10 us";
+  EXPECT_DOUBLE_EQ(m[16].frac_matrix, 0.25);
   EXPECT_EQ(m[16].shape, (Params{{"ctx", 1000}, {"batch", 4}}));
   EXPECT_EQ(m[32].status, db::Status::ok);
   EXPECT_NE(m[32].detail.find("screened: 2.00x"), std::string::npos) << m[32].detail;

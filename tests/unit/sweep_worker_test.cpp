@@ -159,6 +159,34 @@ TEST(SweepProtocol, MessagesRoundTrip) {
   }
 }
 
+// The wire format a worker of this version reads: field names exactly, every field required.
+TEST(SweepProtocol, CompileRequestsAndTimingPoliciesKeepTheirWireFormat) {
+  const backend::CompileRequest c{"src \"q\"\n", "toy.hip", {"k<1>", "k<2>"}, "sm_90a", {"-O3"}};
+  const auto j = to_json(c);
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"op":"compile","source":"src \"q\"\n","source_name":"toy.hip",
+      "name_expressions":["k<1>","k<2>"],"arch":"sm_90a","options":["-O3"]})"));
+  const auto back = compile_request_from(nlohmann::json::parse(j.dump()));
+  EXPECT_EQ(back.source, c.source);
+  EXPECT_EQ(back.source_name, c.source_name);
+  EXPECT_EQ(back.name_expressions, c.name_expressions);
+  EXPECT_EQ(back.arch, c.arch);
+  EXPECT_EQ(back.options, c.options);
+  auto missing = j;
+  missing.erase("options");
+  EXPECT_THROW(compile_request_from(missing), Error);
+
+  RunRequest req;
+  req.full.max_samples = 77;
+  req.screen.rel_ci = 0.125;
+  const auto r = to_json(req);
+  EXPECT_EQ(r.at("full"), nlohmann::json::parse(R"({"warmup":3,"min_samples":10,"max_samples":77,"rel_ci":0.02,
+      "budget_ms":2000.0,"min_sample_us":100.0,"max_batch":64})"));
+  EXPECT_EQ(run_request_from(r).screen.rel_ci, 0.125);
+  auto no_batch = r;
+  no_batch["full"].erase("max_batch");
+  EXPECT_THROW(run_request_from(no_batch), Error) << "a policy without one of its fields is malformed";
+}
+
 TEST(SweepProtocol, Base64) {
   for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
     auto enc = base64_encode(std::span<const char>(s.data(), s.size()));

@@ -8,6 +8,17 @@
 
 #include "common/error.hpp"
 
+// Field-for-field JSON of the plain structs on the wire (found by ADL, so in their namespaces).
+// from_json requires every field.
+namespace ktune::bench {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimingPolicy, warmup, min_samples, max_samples, rel_ci, budget_ms, min_sample_us,
+                                   max_batch)
+}  // namespace ktune::bench
+
+namespace ktune::backend {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CompileRequest, source, source_name, name_expressions, arch, options)
+}  // namespace ktune::backend
+
 namespace ktune::sweep {
 namespace {
 using json = nlohmann::json;
@@ -18,24 +29,6 @@ RunStatus status_from(std::string_view s) {
   for (size_t i = 0; i < kStatusNames.size(); ++i)
     if (kStatusNames[i] == s) return static_cast<RunStatus>(i);
   throw Error(fmt::format("unknown run status '{}'", s));
-}
-
-json policy_json(const bench::TimingPolicy& p) {
-  return {{"warmup", p.warmup},       {"min_samples", p.min_samples},     {"max_samples", p.max_samples},
-          {"rel_ci", p.rel_ci},       {"budget_ms", p.budget_ms},         {"min_sample_us", p.min_sample_us},
-          {"max_batch", p.max_batch}};
-}
-
-bench::TimingPolicy policy_from(const json& j) {
-  bench::TimingPolicy p;
-  j.at("warmup").get_to(p.warmup);
-  j.at("min_samples").get_to(p.min_samples);
-  j.at("max_samples").get_to(p.max_samples);
-  j.at("rel_ci").get_to(p.rel_ci);
-  j.at("budget_ms").get_to(p.budget_ms);
-  j.at("min_sample_us").get_to(p.min_sample_us);
-  j.at("max_batch").get_to(p.max_batch);
-  return p;
 }
 
 // JSON has no infinity: an unbounded confidence interval travels as null.
@@ -65,8 +58,8 @@ json to_json(const RunRequest& r) {
           {"code", base64_encode(r.code)},
           {"symbols", r.symbols},
           {"seed", r.seed},
-          {"screen", policy_json(r.screen)},
-          {"full", policy_json(r.full)},
+          {"screen", r.screen},
+          {"full", r.full},
           {"full_cutoff_us", r.full_cutoff_us},
           {"verify", r.verify}};
 }
@@ -81,8 +74,8 @@ RunRequest run_request_from(const json& j) {
     r.code = base64_decode(j.at("code").get<std::string>());
     j.at("symbols").get_to(r.symbols);
     j.at("seed").get_to(r.seed);
-    r.screen = policy_from(j.at("screen"));
-    r.full = policy_from(j.at("full"));
+    j.at("screen").get_to(r.screen);
+    j.at("full").get_to(r.full);
     j.at("full_cutoff_us").get_to(r.full_cutoff_us);
     j.at("verify").get_to(r.verify);
     return r;
@@ -131,20 +124,13 @@ RunResult run_result_from(const json& j) {
 }
 
 json to_json(const backend::CompileRequest& r) {
-  return {{"op", "compile"},     {"source", r.source}, {"source_name", r.source_name},
-          {"name_expressions", r.name_expressions}, {"arch", r.arch},     {"options", r.options}};
+  json j = r;
+  j["op"] = "compile";
+  return j;
 }
 
 backend::CompileRequest compile_request_from(const json& j) {
-  return parsing("compile request", [&] {
-    backend::CompileRequest r;
-    j.at("source").get_to(r.source);
-    j.at("source_name").get_to(r.source_name);
-    j.at("name_expressions").get_to(r.name_expressions);
-    j.at("arch").get_to(r.arch);
-    j.at("options").get_to(r.options);
-    return r;
-  });
+  return parsing("compile request", [&] { return j.get<backend::CompileRequest>(); });
 }
 
 json compile_reply(const backend::CompileResult& r) {

@@ -3,7 +3,10 @@
 // compiles and sends code objects; the worker owns the device and answers with what the
 // candidate did there.
 //
-//   {"op":"hello","copy_gbps":bool}  -> {"ready":true,"device":{...},"driver":..,"copy_gbps":x}
+//   {"op":"hello","copy_gbps":bool,"matrix_tflops":bool}
+//                                    -> {"ready":true,"device":{...},"driver":..,"copy_gbps":x,
+//                                        "matrix_tflops":y[,"matrix_error":".."]} (0: not asked
+//                                       for, or not measured: matrix_error says why)
 //                                       or {"ready":false,"error":".."}; a worker started
 //                                       without a device (a compile worker) answers {"ready":true}
 //   {"op":"run",...RunRequest...}    -> RunResult

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <xxhash.h>
 
+#include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
 #include "sweep/memory.hpp"
@@ -127,6 +128,8 @@ class Sweep {
   void close_key(const PlannedKey& k, const KeyTally& tally, Progress* progress);
   void add_gap(const Params& key, db::GapReason reason, std::string detail);
   void run_keys(const std::vector<const PlannedKey*>& to_run, Progress& progress);
+  // The run's roofs, for its first progress line.
+  std::string roofs() const;
   // The sweep process and the worker's memory after a candidate: the first and the latest.
   void note_memory(const RunResult& r) {
     SweepSummary::Memory now{resident_bytes(), r.rss_bytes, r.device_used_bytes};
@@ -153,6 +156,7 @@ class Sweep {
   DoneSet done_;
   std::map<Params, KeyTally> prior_;  // per key, from the resumed runs
   SweepSummary summary_;
+  std::string matrix_error_;  // why the first worker could not measure the matrix-core roof
   bool stopped_ = false;
 };
 
@@ -175,19 +179,33 @@ void Sweep::resume() {
 }
 
 void Sweep::start_worker_and_run() {
+  // The roofs are measured once per run, by its first worker (a resumed run keeps its own).
   const bool measure = !summary_.resumed;
   supervisor_ = std::make_unique<Supervisor>(
-      options_.worker_command, nlohmann::json{{"op", "hello"}, {"copy_gbps", measure}}, options_.start_timeout);
-  const auto& hello = supervisor_->ensure_started();
+      options_.worker_command,
+      nlohmann::json{{"op", "hello"}, {"copy_gbps", measure}, {"matrix_tflops", measure}}, options_.start_timeout);
+  const auto hello = supervisor_->ensure_started();
+  // Workers started after a fault measure nothing.
+  supervisor_->set_hello({{"op", "hello"}, {"copy_gbps", false}, {"matrix_tflops", false}});
   const auto device = hello.value("device", nlohmann::json::object());
   if (device.value("name", "") != run_.device_name || device.value("arch", "") != run_.arch)
     throw Error(fmt::format("the worker opened '{}' ({}), but the sweep is for '{}' ({})", device.value("name", "?"),
                             device.value("arch", "?"), run_.device_name, run_.arch));
   if (measure) {
     run_.copy_gbps = hello.value("copy_gbps", 0.0);
+    run_.matrix_tflops = hello.value("matrix_tflops", 0.0);
+    matrix_error_ = hello.value("matrix_error", "");
     run_.id = db_.begin_run(run_);
   }
   summary_.run_id = run_.id;
+}
+
+std::string Sweep::roofs() const {
+  if (run_.matrix_tflops > 0)
+    return fmt::format("copy bandwidth {:.0f} GB/s, {} {:.0f} TFLOP/s", run_.copy_gbps,
+                       bench::matrix_roof_name(run_.arch), run_.matrix_tflops);
+  return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core throughput not measured{} (frac_matrix stays 0)",
+                     run_.copy_gbps, matrix_error_.empty() ? "" : ": " + matrix_error_);
 }
 
 db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::CompileOutcome& code, KeyTally& tally,
@@ -329,11 +347,9 @@ SweepSummary Sweep::run() {
     return summary_;
   }
   start_worker_and_run();
-  progress.message(fmt::format(
-      "run {}{}: {} on {} ({}), copy bandwidth {:.0f} GB/s; {} keys, {} candidates to run, {} infeasible, {} done "
-      "before",
-      run_.id, summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch, run_.copy_gbps,
-      plan.keys.size(), plan.candidates, plan.infeasible, plan.done));
+  progress.message(fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before",
+                               run_.id, summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch,
+                               roofs(), plan.keys.size(), plan.candidates, plan.infeasible, plan.done));
 
   std::vector<const PlannedKey*> to_run;
   for (const auto& k : plan.keys) {

@@ -43,7 +43,7 @@ struct SweepOptions {
   std::vector<std::string> worker_command;  // argv of a worker (`ktune worker ...`)
   // Per candidate: its whole request, verification, screening and full measurement together.
   std::chrono::duration<double> timeout{120};
-  std::chrono::duration<double> start_timeout{300};  // a worker's start, bandwidth probe included
+  std::chrono::duration<double> start_timeout{300};  // a worker's start, roof probes included
   // No candidate starts after this many seconds (checked before each one, screened or not; the one
   // running then finishes, within `timeout`); 0: no budget.
   double budget_s = 0;
@@ -74,8 +74,8 @@ struct SweepSummary {
   int64_t peak_rss_bytes = 0;  // the sweep process's highest resident set
 };
 
-// `provenance` describes the device and the software (everything but id and copy_gbps, which
-// the first worker measures). Throws Error when no worker starts or the database fails (a full
+// `provenance` describes the device and the software (everything but id, copy_gbps and
+// matrix_tflops, which the first worker measures). Throws Error when no worker starts or the database fails (a full
 // disk, say), saying how many results the run kept.
 SweepSummary run_sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
                        const jit::CompileSettings& compile, const SweepOptions& options);

@@ -39,6 +39,8 @@ class Supervisor {
   // The hello reply of the latest worker (null before the first request).
   const nlohmann::json& hello_reply() const noexcept { return hello_reply_; }
   int workers_started() const noexcept { return started_; }
+  // The first request to each worker started from now on.
+  void set_hello(nlohmann::json hello) { hello_ = std::move(hello); }
 
  private:
   void start();

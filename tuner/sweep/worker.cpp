@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "common/error.hpp"
@@ -140,6 +141,12 @@ json hello(const WorkerSetup& setup, const json& req, std::unique_ptr<backend::C
   reply["device"] = device_json(ctx->info());
   reply["driver"] = b.driver_version();
   reply["copy_gbps"] = req.value("copy_gbps", false) ? bench::measure_copy_gbps(*ctx) : 0.0;
+  reply["matrix_tflops"] = 0.0;
+  if (req.value("matrix_tflops", false)) {
+    const auto roof = bench::try_measure_matrix_tflops(b, *ctx);
+    reply["matrix_tflops"] = roof.tflops;
+    if (!roof.error.empty()) reply["matrix_error"] = roof.error;
+  }
   return reply;
 }
 

@@ -18,7 +18,7 @@ const std::vector<FieldSpec>& key_fields() {
 const std::vector<FieldSpec>& config_fields() {
   static const std::vector<FieldSpec> fields = {
       {"rows", "query rows (head x token) per CTA: 16, 32, 64 or 128", 16, 128},
-      {"keys", "keys per KV tile: 16, 32 or 64", 16, 64},
+      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128", 16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
       {"stages", "simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma: KV tiles in the ring (2..4)", 1,
        4},

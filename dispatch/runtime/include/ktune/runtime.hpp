@@ -7,7 +7,11 @@
 //   size_t bytes = 0;
 //   ktune::mla_decode_workspace_size(args, bytes);          // allocate `bytes` of workspace
 //   ktune::Result r = ktune::mla_decode(stream, args);
-//   if (!r.launched()) handle(r.status, r.message);          // gap: r.fallback_key says what to use
+//   if (!r.launched()) handle(r.status, r.message);          // gap: r.fallback_key.mla_decode says what to use
+//
+//   ktune_qk_rope_cache_args rope{...};                      // the same for qk_rope_cache
+//   ktune::qk_rope_cache_workspace_size(rope, bytes);        // 0 unless the unfused baseline is selected
+//   r = ktune::qk_rope_cache(stream, rope);
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -33,7 +37,7 @@ struct Result {
   Status status = Status::unsupported;
   std::string message;
   bool has_fallback_key = false;
-  ktune_mla_decode_key fallback_key{};
+  ktune_key fallback_key{};  // .mla_decode or .qk_rope_cache: the call's family
   int splits = 0;
   bool from_override = false;
   bool launched() const noexcept { return status == Status::ok || status == Status::ok_fallback; }
@@ -69,6 +73,32 @@ inline Result mla_decode_select(const ktune_mla_decode_key& key) noexcept {
 inline Result mla_decode_select(const char* arch, const ktune_mla_decode_key& key) noexcept {
   ktune_result r{};
   ktune_mla_decode_select_for_arch(arch, &key, &r);
+  return runtime_detail::to_result(r);
+}
+
+// Launches qk_rope_cache on `stream` (CUstream / hipStream_t; nullptr: the default stream).
+inline Result qk_rope_cache(void* stream, ktune_qk_rope_cache_args args) noexcept {
+  args.stream = stream;
+  ktune_result r{};
+  ktune_qk_rope_cache(&args, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result qk_rope_cache_workspace_size(const ktune_qk_rope_cache_args& args, std::size_t& bytes) noexcept {
+  ktune_result r{};
+  ktune_qk_rope_cache_workspace_size(&args, &bytes, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result qk_rope_cache_select(const ktune_qk_rope_cache_key& key) noexcept {
+  ktune_result r{};
+  ktune_qk_rope_cache_select(&key, &r);
+  return runtime_detail::to_result(r);
+}
+
+inline Result qk_rope_cache_select(const char* arch, const ktune_qk_rope_cache_key& key) noexcept {
+  ktune_result r{};
+  ktune_qk_rope_cache_select_for_arch(arch, &key, &r);
   return runtime_detail::to_result(r);
 }
 
