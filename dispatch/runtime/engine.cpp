@@ -221,7 +221,13 @@ std::string Engine::precondition_violated(const RuntimeFamily& family, const Val
   for (size_t i = 0; i < family.config_fields.size(); ++i) config_params.set(family.config_fields[i], kernel.config[i]);
   std::string why = ktune::family(family.name).precondition_violated(key_params, config_params).value_or("");
   std::unique_lock lock(preconditions_mutex_);
+  if (preconditions_.size() >= kRememberedPreconditions) return why;
   return preconditions_.emplace(id, std::move(why)).first->second;
+}
+
+size_t Engine::remembered_preconditions() {
+  std::shared_lock lock(preconditions_mutex_);
+  return preconditions_.size();
 }
 
 ktune_status Engine::launch(const Selected& s, const LoadedKernels& kernels, std::span<const Launch> launches,

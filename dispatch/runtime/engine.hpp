@@ -69,6 +69,8 @@ class Engine {
 
   size_t code_objects_loaded() const { return cache_.loads(); }
   size_t run_time_compiles() const { return jit_ ? jit_->compiles() : 0; }
+  size_t remembered_preconditions();  // see precondition_violated
+  static constexpr size_t kRememberedPreconditions = 4096;
   std::span<const CompiledTable* const> tables() const noexcept { return setup_.tables; }
 
  private:
@@ -98,7 +100,9 @@ class Engine {
                     int splits = 0) noexcept;
   // Why `kernel` must not serve a call of `key` (Family::precondition_violated of the tuner's
   // family), or an empty string. Pure, so remembered per (kernel, key): building the family's
-  // Params costs more than a launch.
+  // Params costs more than a launch. At most kRememberedPreconditions answers are kept: a key
+  // holds run-time sizes (tokens, batch), and a serving process sees many of them; beyond the
+  // bound an answer is worked out again at each call.
   std::string precondition_violated(const RuntimeFamily& family, const Values& key, const KernelChoice& kernel);
   // Launches `kernels[i]` with `launches[i]` and `args[i]`, in order.
   ktune_status launch(const Selected& s, const LoadedKernels& kernels, std::span<const Launch> launches,

@@ -58,16 +58,23 @@ void JitCodeObjects::compile(Entry& e, const RuntimeFamily& family, std::string_
 
 const CodeObject& JitCodeObjects::get(const RuntimeFamily& family, std::string_view arch, const KernelChoice& kernel,
                                       std::string_view template_hash) {
-  std::vector<std::string> names(kernel.name_expressions, kernel.name_expressions + kernel.name_expression_count);
   Entry* e = nullptr;
   {
     std::lock_guard lock(mutex_);
-    auto& slot = entries_[{fmt::format("{}/{}", family.name, arch), names}];
-    if (!slot) {
-      slot = std::make_unique<Entry>();
-      slot->names = std::move(names);
+    // Every launch of the kernel comes here: its entry is found by address, with no allocation
+    // (an arch name fits std::string's inline buffer); only its first launch builds the key of
+    // the program, which kernels with the same instances share.
+    auto& known = by_kernel_[{&kernel, std::string(arch)}];
+    if (known == nullptr) {
+      std::vector<std::string> names(kernel.name_expressions, kernel.name_expressions + kernel.name_expression_count);
+      auto& slot = entries_[{fmt::format("{}/{}", family.name, arch), names}];
+      if (!slot) {
+        slot = std::make_unique<Entry>();
+        slot->names = std::move(names);
+      }
+      known = slot.get();
     }
-    e = slot.get();
+    e = known;
   }
   // Concurrent first callers of one entry wait here for the one that compiles.
   std::call_once(e->once, [&] {

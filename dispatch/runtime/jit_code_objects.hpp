@@ -38,7 +38,8 @@ class JitCodeObjects {
 
   // The code object of `kernel` for `arch`, compiled on the first call. `template_hash`: the hash
   // the override table was validated against; the templates built in must render to it. Throws
-  // JitFailed.
+  // JitFailed. `kernel` is remembered by address: it must outlive this object, as the engine's
+  // override tables (which own their KernelChoices in a deque) do.
   const CodeObject& get(const RuntimeFamily& family, std::string_view arch, const KernelChoice& kernel,
                         std::string_view template_hash);
 
@@ -56,7 +57,8 @@ class JitCodeObjects {
 
   JitCompilerFor compiler_for_;
   mutable std::mutex mutex_;
-  std::map<std::pair<std::string, std::vector<std::string>>, std::unique_ptr<Entry>> entries_;
+  std::map<std::pair<std::string, std::vector<std::string>>, std::unique_ptr<Entry>> entries_;  // per program
+  std::map<std::pair<const KernelChoice*, std::string>, Entry*> by_kernel_;  // (kernel, arch) -> its program
 };
 
 }  // namespace ktune::runtime

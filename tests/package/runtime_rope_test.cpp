@@ -81,6 +81,24 @@ TEST(RuntimeRope, RefusesACallThatBreaksTheKernelsPrecondition) {
   EXPECT_EQ(api->launches.size(), 2u);
 }
 
+TEST(RuntimeRope, RemembersPreconditionAnswersUpToABound) {
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api);
+  api->record_launches = false;
+  ktune_result r{};
+  // Every token count is another key: a serving process's run-time sizes must not grow the memo
+  // without end, and the answers stay right past the bound.
+  const int64_t calls = static_cast<int64_t>(Engine::kRememberedPreconditions) + 100;
+  for (int64_t tokens = 1; tokens <= calls; ++tokens) {
+    auto key = kIdentity;
+    key.tokens = tokens;
+    ASSERT_EQ(engine->qk_rope_cache(rope_args(key, 1), r), KTUNE_OK) << "tokens=" << tokens << ": " << r.message;
+  }
+  EXPECT_EQ(engine->remembered_preconditions(), Engine::kRememberedPreconditions);
+  if (compiled_kernel(kFull).config[kClamp] != 0) GTEST_SKIP() << "the committed full-rope winner clamps";
+  EXPECT_EQ(engine->qk_rope_cache(rope_args(kFull, 1), r), KTUNE_INVALID_ARGUMENT) << "refused past the bound too";
+}
+
 TEST(RuntimeRope, StatusesInsteadOfAborts) {
   FakeApi* api = nullptr;
   auto engine = fake_engine(api);

@@ -78,7 +78,8 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
     return fmt::format("math=mma: a ring of {} tiles fits {} and keeps more bytes in flight", deeper.stages,
                        target.arch);
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
-  // L=1 bf16, rows=16 keys=64 runs at 79% of the copy bandwidth with 8 warps, 69% with 4.)
+  // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
+  // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
   if (2 * g.qk_warps() < g.warps())
     return fmt::format("math=mma: {} of {} warps would sit Q K^T out (rows={} x keys={} has {} blocks of 16)",
                        g.warps() - g.qk_warps(), g.warps(), c.rows, c.keys, g.m_tiles() * g.key_blocks());
