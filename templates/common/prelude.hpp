@@ -36,6 +36,18 @@ static_assert(sizeof(u8) == 1 && sizeof(u16) == 2 && sizeof(u32) == 4 && sizeof(
 
 constexpr int kWarp = KTUNE_WARP;
 
+// std::conditional_t, which neither runtime compiler provides.
+template <bool C, class A, class B>
+struct Conditional {
+  typedef A type;
+};
+template <class A, class B>
+struct Conditional<false, A, B> {
+  typedef B type;
+};
+template <bool C, class A, class B>
+using conditional_t = typename Conditional<C, A, B>::type;
+
 // ---------------------------------------------------------------------------------------------
 // Warp shuffles. All lanes of the warp must call them (NVIDIA: full mask).
 

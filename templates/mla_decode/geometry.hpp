@@ -114,6 +114,9 @@ struct Geometry {
 //   S = Q K^T: the first qk_warps() warps form a qk_row_warps x qk_key_warps grid over (m-tiles,
 //     key blocks); each owns qk_m_tiles x qk_key_blocks accumulator blocks. Warps beyond the grid
 //     (more warps than blocks: few rows and short tiles) sit Q K^T out.
+//     With qk_wgmma (sm_90a), S comes from wgmma instead: each warpgroup of 4 warps takes a share
+//     of the tile's keys for all 64 rows (its warp w holding m-tile w % 4), and the tensor cores
+//     read q and K from shared memory once per warpgroup, where mma.sync loads them once per warp.
 //   O = P V: warps split the 512 value dims (pv_blocks blocks of 16 each) and every warp covers all
 //     rows, so that 16 rows x 512 dims of fp32 accumulators spread over the whole block. P crosses
 //     from the key-split to the dim-split layout through shared memory.
@@ -125,22 +128,29 @@ struct MmaGeometry {
   int stages;    // KV tiles in the shared-memory ring (2..4): stages - 1 are in flight during compute
   int kv_dtype;
   int warp;      // 32 (NVIDIA) or 64 (AMD CDNA)
+  int qk_wgmma;  // 1: Q K^T on wgmma (math = "wgmma"), 0: on mma.sync / MFMA (math = "mma")
 
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
   KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
   KTUNE_GEOMETRY_FN int warps() const { return threads / warp; }
-  KTUNE_GEOMETRY_FN int qk_key_warps() const { return min_of(warps(), key_blocks()); }
-  KTUNE_GEOMETRY_FN int qk_row_warps() const { return min_of(warps() / qk_key_warps(), m_tiles()); }
+  KTUNE_GEOMETRY_FN int qk_key_warps() const { return qk_wgmma ? warps() / 4 : min_of(warps(), key_blocks()); }
+  KTUNE_GEOMETRY_FN int qk_row_warps() const { return qk_wgmma ? 4 : min_of(warps() / qk_key_warps(), m_tiles()); }
   KTUNE_GEOMETRY_FN int qk_warps() const { return qk_key_warps() * qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_m_tiles() const { return m_tiles() / qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_key_blocks() const { return key_blocks() / qk_key_warps(); }
+  // Warp w's column (share of the keys) and first m-tile in the Q K^T grid.
+  KTUNE_GEOMETRY_FN int qk_key_warp_of(int w) const { return qk_wgmma ? w / 4 : w % qk_key_warps(); }
+  KTUNE_GEOMETRY_FN int qk_m_tile_of(int w) const {
+    return qk_wgmma ? w % 4 : (w / qk_key_warps()) * qk_m_tiles();
+  }
   KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / warps(); }
   // Independent accumulator chains per S block in Q K^T. A warp with one or two S blocks would
   // wait out the matrix core's latency at each of its 36 dependent steps; three chains (both the
   // 18 bf16 and the 9 fp8 steps divide by 3) keep several in flight.
   // (Where the O accumulators already take a quarter of the registers, the S blocks get one chain.)
+  // (wgmma keeps its own chain of products in flight: one chain.)
   KTUNE_GEOMETRY_FN int qk_chains() const {
-    return qk_m_tiles() * qk_key_blocks() <= 2 && accumulators() <= 64 ? 3 : 1;
+    return !qk_wgmma && qk_m_tiles() * qk_key_blocks() <= 2 && accumulators() <= 64 ? 3 : 1;
   }
   KTUNE_GEOMETRY_FN int lane_acc() const { return 256 / warp; }   // fp32 per lane of a 16 x 16 block
   KTUNE_GEOMETRY_FN int accumulators() const { return m_tiles() * pv_blocks() * lane_acc(); }
@@ -178,7 +188,8 @@ struct MmaGeometry {
   // running max / rescale / sum per lane row, addresses and loop state. An estimate to prune
   // configs that would spill; the compiler has the last word.
   KTUNE_GEOMETRY_FN int live_registers() const {
-    const int qk_operands = (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
+    const int qk_operands =
+        qk_wgmma ? 0 : (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
     const int pv_operands = (m_tiles() * 128 + (fp8() ? 384 : 128)) / warp;
     const int stats = 3 * m_tiles() * (warp / 16);
     return accumulators() + qk_chains() * qk_m_tiles() * qk_key_blocks() * lane_acc() + qk_operands + pv_operands +
@@ -196,7 +207,13 @@ struct MmaGeometry {
     return kValueDim % (16 * warps()) == 0 && (!fp8() || pv_blocks() % 2 == 0);
   }
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
-  KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit(); }
+  // wgmma's products are 64 rows by 16 or 32 keys per warpgroup, two warpgroups, bf16 operands.
+  // (Its tiles' panels start on 1024-byte boundaries: rows x 1152 and keys x 1152 bytes are
+  // multiples of 1024 for these sizes.)
+  KTUNE_GEOMETRY_FN bool wgmma_fits() const {
+    return !qk_wgmma || (rows == 64 && warp == 32 && warps() == 8 && (keys == 32 || keys == 64) && !fp8());
+  }
+  KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }
 };
 
 }  // namespace mla_tile

@@ -7,7 +7,9 @@
 //     that STAGES - 1 tiles are in flight while the CTA computes on one; fp8 tiles travel and stay
 //     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
 //     to the matrix cores, as K (all 576 dims) and as V (the first 512);
-//   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; online
+//   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; or, with
+//     MATH = 2 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), two warpgroups
+//     splitting the keys, q and K read by the tensor cores from panels of 64 dims; online
 //     softmax in registers on the S accumulators, with the row maxima (and, once at the end, the
 //     row sums) reduced across warps through shared memory;
 //   - O = P V on the matrix cores with V read transposed from the same tile, warps splitting the
@@ -28,34 +30,37 @@
 #include "common/async_copy.hpp"
 #include "common/matrix_core.hpp"
 #include "common/prelude.hpp"
+#include "common/wgmma.hpp"
 #include "mla_decode/geometry.hpp"
 #include "mla_decode/kernel_common.hpp"
 
 namespace ktune {
 namespace mla_detail {
 
-// Copies chunks C .. N - 1 of a row whose chunks are STRIDE bytes apart, each with its offset as an
-// immediate (a recursion, because an unrolled loop's index is not a template argument).
-template <int C, int N, int STRIDE>
+// Copies chunks C .. N - 1 of a row whose chunks are SRC_STRIDE bytes apart in the cache and
+// DST_STRIDE apart in shared memory, each with its offsets as immediates (a recursion, because an
+// unrolled loop's index is not a template argument).
+template <int C, int N, int SRC_STRIDE, int DST_STRIDE>
 struct RowCopy {
   __device__ __forceinline__ static void run(u8* dst, const u8* src, bool valid) {
-    async_copy::copy16<C * STRIDE>(dst, src, valid);
-    RowCopy<C + 1, N, STRIDE>::run(dst, src, valid);
+    async_copy::copy16<C * DST_STRIDE, C * SRC_STRIDE>(dst, src, valid);
+    RowCopy<C + 1, N, SRC_STRIDE, DST_STRIDE>::run(dst, src, valid);
   }
 };
-template <int N, int STRIDE>
-struct RowCopy<N, N, STRIDE> {
+template <int N, int SRC_STRIDE, int DST_STRIDE>
+struct RowCopy<N, N, SRC_STRIDE, DST_STRIDE> {
   __device__ __forceinline__ static void run(u8*, const u8*, bool) {}
 };
 
-template <int C, int N, int STRIDE>
+template <int C, int N, int SRC_STRIDE, int DST_STRIDE = SRC_STRIDE>
 __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
-  RowCopy<C, N, STRIDE>::run(dst, src, valid);
+  RowCopy<C, N, SRC_STRIDE, DST_STRIDE>::run(dst, src, valid);
 }
 
 }  // namespace mla_detail
 
-// Parameters as mla_decode's; MATH must be 1. STAGES: KV tiles in the ring (2..4).
+// Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA) or 2 (Q K^T on wgmma, sm_90a; see
+// MmaGeometry::qk_wgmma). STAGES: KV tiles in the ring (2..4).
 // Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes().
 template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
 __global__ void __launch_bounds__(THREADS)
@@ -65,8 +70,9 @@ __global__ void __launch_bounds__(THREADS)
                    int heads, int block_len, int max_pages, int page_size, int num_splits) {
   using namespace mla_tile;
   using namespace mla_detail;
-  static_assert(MATH == 1, "mla_decode_mma is the matrix-core path (MATH = 1)");
-  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp};
+  static_assert(MATH == 1 || MATH == 2, "mla_decode_mma is the matrix-core path (MATH = 1 or 2)");
+  constexpr bool WGMMA = MATH == 2;
+  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA};
   static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES do not tile (see MmaGeometry::valid)");
   constexpr int MT = G.m_tiles();
   constexpr int QMT = G.qk_m_tiles();
@@ -76,7 +82,9 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int QKC = G.qk_chains();
   constexpr int LR = mc::kLaneRows;
   constexpr int ROW_CHUNKS = kHeadDim * 2 / 16;  // 16-byte chunks of a bf16 row
-  typedef mc::SwizzledRows<kHeadDim * 2> Tile;   // q tile, bf16 KV tiles
+  // q tile and bf16 KV tiles: wgmma reads its operands in panels of 64 dims.
+  typedef conditional_t<WGMMA, wg::PanelRows<ROWS>, mc::SwizzledRows<kHeadDim * 2>> QTile;
+  typedef conditional_t<WGMMA, wg::PanelRows<KEYS>, mc::SwizzledRows<kHeadDim * 2>> Tile;
   typedef mc::CodeRows<G.ring_row_bytes()> Codes;  // fp8 KV tiles
   typedef mc::PaddedRows<G.p_stride()> PRows;    // P
   typedef Fp8ToF16<KV_DTYPE> Decode;
@@ -84,6 +92,7 @@ __global__ void __launch_bounds__(THREADS)
 
   extern __shared__ u32x4 smem[];
   u8* const smem_bytes = reinterpret_cast<u8*>(smem);
+  if constexpr (WGMMA) wg::require_swizzle_alignment(smem_bytes);
   u8* const sQ = smem_bytes;
   u8* const sRing = smem_bytes + G.ring_offset();
   u8* const sP = smem_bytes + G.p_offset();
@@ -97,6 +106,7 @@ __global__ void __launch_bounds__(THREADS)
   const int row0 = static_cast<int>(blockIdx.x) * ROWS;
   const int rows_per_request = heads * block_len;
   const int kv_len = kv_lens[b];
+  const int live_m_tiles = ceil_div(min_of(ROWS, rows_per_request - row0), 16);  // m-tiles with a real row
 
   // This CTA's keys: its split's chunk, cut where its last row stops seeing keys.
   const int split_len = ceil_div(ceil_div(kv_len, num_splits), KEYS) * KEYS;
@@ -144,10 +154,11 @@ __global__ void __launch_bounds__(THREADS)
         const u8* const row = kv_cache + cache_row * RAW_ROW_BYTES;
         if constexpr (!FP8) {
           // Chunk tid % TPK + c * TPK sits c * TPK * 16 bytes after chunk tid % TPK in the cache
-          // row and in the slot: TPK * 16 = 128 bytes is a whole swizzle group, which the XOR
-          // (bits 4..6 of the offset) leaves alone.
-          copy_row<0, CHUNKS_PER_THREAD, TPK * 16>(slot + Tile::offset(key, (tid % TPK) * 16), row + (tid % TPK) * 16,
-                                                   valid);
+          // row, and in the slot either as far (a swizzled row: TPK * 16 = 128 bytes is a whole
+          // swizzle group, which the XOR of bits 4..6 leaves alone) or c panels further on.
+          constexpr int kSlotStride = WGMMA ? KEYS * 128 : TPK * 16;
+          copy_row<0, CHUNKS_PER_THREAD, TPK * 16, kSlotStride>(slot + Tile::offset(key, (tid % TPK) * 16),
+                                                                row + (tid % TPK) * 16, valid);
         } else {
           // 36 chunks, 4 threads: thread c takes chunks c + 8 m (5 of them) and c + 4 + 8 m (4):
           // chunks 8 apart share their XOR (bits 0..2), so each run is one stride in both rows.
@@ -173,7 +184,7 @@ __global__ void __launch_bounds__(THREADS)
       const int chunk = idx % ROW_CHUNKS;
       const bool valid = row0 + r < rows_per_request;
       const u16* const src = valid ? q_request + static_cast<i64>(row0 + r) * kHeadDim + chunk * kVec : q;
-      async_copy::copy16<0>(sQ + Tile::offset(r, chunk * 16), src, valid);
+      async_copy::copy16<0>(sQ + QTile::offset(r, chunk * 16), src, valid);
     }
   }
   if (num_tiles > 0) issue_tile(0, look_up(0));
@@ -195,7 +206,7 @@ __global__ void __launch_bounds__(THREADS)
     for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
       const int idx = tid + v * THREADS;
       if (idx < ROWS * ROW_CHUNKS) {
-        u8* const at = sQ + Tile::offset(idx / ROW_CHUNKS, idx % ROW_CHUNKS * 16);
+        u8* const at = sQ + QTile::offset(idx / ROW_CHUNKS, idx % ROW_CHUNKS * 16);
         float f[8];
         bf16x8_to_float(load16(at), f);
         const u32x4 h = {pack_f16x2(f[0], f[1]), pack_f16x2(f[2], f[3]), pack_f16x2(f[4], f[5]),
@@ -207,8 +218,8 @@ __global__ void __launch_bounds__(THREADS)
 
   // S = Q K^T: this warp's m-tiles and key blocks, and the key limit of each of its lane rows.
   const bool qk_warp = warp < G.qk_warps();  // warp-uniform
-  const int qk_key_warp = warp % QKW;
-  const int qk_m0 = (warp / QKW) * QMT;  // first m-tile
+  const int qk_key_warp = G.qk_key_warp_of(warp);
+  const int qk_m0 = G.qk_m_tile_of(warp);  // first m-tile
   const int qk_key0 = qk_key_warp * QKB * 16;
   int row_limit[QMT][LR];
 #pragma unroll
@@ -239,13 +250,9 @@ __global__ void __launch_bounds__(THREADS)
   TileRows ahead = look_up(STAGES - 1);
   for (int t = 0; t < num_tiles; ++t) {
     async_copy::wait<STAGES - 2>();  // tile t (and the q tile) landed, for this thread's copies
+    if constexpr (WGMMA) wg::proxy_fence();  // ... also for the tensor cores' reads
     __syncthreads();                 // ... and for everyone's; the slot of tile t - 1 is free
     const u8* const tile = sRing + (t % STAGES) * G.stage_bytes();
-    if (t + STAGES - 1 < num_tiles) {
-      issue_tile(t + STAGES - 1, ahead);  // into the slot of tile t - 1
-      ahead = look_up(t + STAGES);
-    }
-    async_copy::commit();
     const int tile_start = k_begin + t * KEYS;
 
     // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
@@ -258,15 +265,26 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int kb = 0; kb < QKB; ++kb) mc::zero(chains[c][qm][kb]);
     mc::Acc16(&s)[QMT][QKB] = chains[0];
+    // wgmma: one warpgroup per half of the tile's keys, all 64 rows (QMT = 1: warp w has m-tile
+    // w % 4). The product runs on the tensor cores while the warps queue the next tile's copies,
+    // whose issue can stall a warp for as long as the memory system takes to accept them.
+    static_assert(!WGMMA || (QMT == 1 && QKC == 1 && ROWS == 64), "wgmma: 64 rows, one chain");
+    if constexpr (WGMMA) wg::start_product<QKB * 16, kHeadDim, ROWS, KEYS>(s[0], sQ, tile + Tile::offset(qk_key0, 0));
+    if (t + STAGES - 1 < num_tiles) {
+      issue_tile(t + STAGES - 1, ahead);  // into the slot of tile t - 1
+      ahead = look_up(t + STAGES);
+    }
+    async_copy::commit();
+    if constexpr (WGMMA) wg::finish_product(s[0]);
     if (qk_warp) {
 #pragma unroll 2
-      for (int d0 = 0; d0 < kHeadDim; d0 += 32 * QKC) {
+      for (int d0 = 0; d0 < (WGMMA ? 0 : kHeadDim); d0 += 32 * QKC) {
 #pragma unroll
         for (int c = 0; c < QKC; ++c) {
           const int d = d0 + 32 * c;
           mc::QkA a[QMT];
 #pragma unroll
-          for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<Tile>(sQ, (qk_m0 + qm) * 16, d);
+          for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<QTile>(sQ, (qk_m0 + qm) * 16, d);
 #pragma unroll
           for (int kb = 0; kb < QKB; ++kb) {
             if constexpr (!FP8) {
@@ -366,25 +384,29 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();  // P complete
 
-    // O += P V, V = the first 512 dims of the tile's rows; this warp's dims.
+    // O += P V, V = the first 512 dims of the tile's rows; this warp's dims. m-tiles that hold
+    // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4, and 16 rows in wgmma's 64, 1.
 #pragma unroll
     for (int kb = 0; kb < KEYS / 16; ++kb) {
       mc::PvA p[MT];
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) p[mt] = mc::load_pv_a<PRows>(sP, mt * 16, kb * 16);
+      for (int mt = 0; mt < MT; ++mt)
+        if (mt < live_m_tiles) p[mt] = mc::load_pv_a<PRows>(sP, mt * 16, kb * 16);
       if constexpr (!FP8) {
 #pragma unroll
         for (int pb = 0; pb < PVB; ++pb) {
           const mc::PvB v = mc::to_f16(mc::load_pv_b<Tile>(tile, kb * 16, pv_dim0 + pb * 16));
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) mc::mma_pv_f16(acc[mt][pb], p[mt], v);
+          for (int mt = 0; mt < MT; ++mt)
+            if (mt < live_m_tiles) mc::mma_pv_f16(acc[mt][pb], p[mt], v);
         }
       } else {
 #pragma unroll
         for (int pb = 0; pb < PVB; pb += 2) {
           const mc::PvB16 v = mc::decode<Decode>(mc::load_pv_b8<Codes>(tile, kb * 16, pv_dim0 + pb * 16));
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) mc::mma_pv16(acc[mt][pb], acc[mt][pb + 1], p[mt], v);
+          for (int mt = 0; mt < MT; ++mt)
+            if (mt < live_m_tiles) mc::mma_pv16(acc[mt][pb], acc[mt][pb + 1], p[mt], v);
         }
       }
     }

@@ -118,7 +118,37 @@ TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
             "ktune::mla_decode_mma<16, 64, 128, 2, 1, 1, 0, -1>")
       << "the planted off-by-one reaches the mma kernel too";
   EXPECT_EQ(config_fields()[5].format(kMathMma), "mma");
-  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 2})), Error) << "math=2 is no path";
+  // wgmma is the matrix-core kernel with Q K^T on warpgroup products (MATH = 2).
+  EXPECT_EQ(main_kernel_name({64, 32, 256, 4, 0, kMathWgmma}, num::KvDtype::bf16, true, 0),
+            "ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>");
+  EXPECT_EQ(config_fields()[5].format(kMathWgmma), "wgmma");
+  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 3})), Error) << "math=3 is no path";
+}
+
+TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
+  const Key h16{16, 1, true, num::KvDtype::bf16, 128};
+  const Config wgmma{64, 32, 256, 4, 0, kMathWgmma};
+  EXPECT_EQ(why_not(h16, wgmma, "sm_90a"), std::nullopt) << "64-row products serve 16 rows (not pruned as padding)";
+  EXPECT_EQ(why_not(h16, {64, 64, 256, 2, 0, kMathWgmma}, "sm_90a"), std::nullopt) << "two 64-key tiles fit";
+  EXPECT_THAT(why_not(h16, wgmma, "gfx90a").value_or(""), HasSubstr("needs sm_90a"));
+  EXPECT_THAT(why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, wgmma, "sm_90a").value_or(""),
+              HasSubstr("bf16 only"));
+  EXPECT_THAT(why_not(h16, {32, 32, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("64 rows"));
+  EXPECT_THAT(why_not(h16, {64, 32, 128, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("two warpgroups"));
+  EXPECT_THAT(why_not(h16, {64, 16, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("32 or 64"));
+  EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(h16, {64, 32, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 4 tiles"));
+  // Each warpgroup takes half of the keys for all 64 rows; warp w holds m-tile w % 4.
+  const auto g = mma_geometry({64, 64, 256, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
+  EXPECT_TRUE(g.valid());
+  EXPECT_EQ(g.qk_warps(), 8);
+  EXPECT_EQ(g.qk_m_tiles(), 1);
+  EXPECT_EQ(g.qk_key_blocks(), 2);
+  EXPECT_EQ(g.qk_key_warp_of(5), 1);
+  EXPECT_EQ(g.qk_m_tile_of(5), 1);
+  EXPECT_EQ(g.qk_chains(), 1);
+  // Its shared memory is the mma kernel's: the panels hold the same bytes as the swizzled rows.
+  EXPECT_EQ(g.shared_bytes(), mma_geometry({64, 64, 256, 2, 0, kMathMma}, num::KvDtype::bf16, 32).shared_bytes());
 }
 
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {

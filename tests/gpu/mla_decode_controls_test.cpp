@@ -2,7 +2,8 @@
 // kernel disagrees with the non-causal reference (and vice versa) once L > 1, a planted
 // off-by-one in the mask is rejected, unwritten outputs are caught; plus the paths the
 // correctness sweep does not take (rotated input copies, the family's own instances and split
-// policy, a timing-size launch). Every control runs for both math paths (SIMT and matrix cores).
+// policy, a timing-size launch). Every control runs for every math path (SIMT, matrix cores, and
+// on sm_90a wgmma, whose cases take the bf16 cache where they name another).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -19,17 +20,27 @@ namespace {
 struct MathConfigs {
   const char* name;
   Config small, timing;
+  bool bf16_only = false;  // the path reads no fp8 cache
 };
 constexpr MathConfigs kMathConfigs[] = {
     {"simt", {16, 16, 256, 1, 0, kMathSimt}, {16, 32, 256, 1, 1, kMathSimt}},
     {"mma", {16, 16, 64, 3, 0, kMathMma}, {16, 32, 128, 4, 1, kMathMma}},
+    {"wgmma", {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 1, kMathWgmma}, true},
 };
 // Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
 constexpr Shape kShape{77, 16, 3, true};
 
 class MlaDecodeControls : public WithDevice<testing::TestWithParam<MathConfigs>> {
  protected:
+  void SetUp() override {
+    WithDevice::SetUp();
+    if (IsSkipped()) return;
+    if (auto why = unrunnable(small(), kv(num::KvDtype::bf16)))
+      GTEST_SKIP() << GetParam().name << " does not run on " << device().ctx->info().arch << ": " << *why;
+  }
   static Config small() { return GetParam().small; }
+  // The cache type a case asks for, or bf16 on a path that reads no fp8.
+  static num::KvDtype kv(num::KvDtype wanted) { return GetParam().bf16_only ? num::KvDtype::bf16 : wanted; }
 
   Verdict run(const Key& key, const Variant& variant, int splits = 1, uint64_t seed = 7) {
     kernels().prepare({variant});
@@ -44,10 +55,10 @@ TEST_P(MlaDecodeControls, CausalAndNonCausalKernelsDisagreeForBlocksOfTwoOrMore)
   for (num::KvDtype dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn})
     for (int block_len : {2, 4, 16})
       for (bool causal : {false, true}) {
-        const Key key{8, block_len, causal, dtype, 1};
+        const Key key{8, block_len, causal, kv(dtype), 1};
         const std::string what = fmt::format("L={} reference causal={} kv={}", block_len, causal, static_cast<int>(dtype));
-        EXPECT_TRUE(run(key, {small(), dtype, causal, 0}).ok) << what << ": the matching kernel must pass";
-        const Verdict wrong = run(key, {small(), dtype, !causal, 0});
+        EXPECT_TRUE(run(key, {small(), key.kv_dtype, causal, 0}).ok) << what << ": the matching kernel must pass";
+        const Verdict wrong = run(key, {small(), key.kv_dtype, !causal, 0});
         EXPECT_FALSE(wrong.ok) << what << ": the kernel of the other mask passed";
       }
 }
@@ -63,7 +74,7 @@ TEST_P(MlaDecodeControls, MasksAgreeForSingleTokenBlocks) {
 TEST_P(MlaDecodeControls, PlantedOffByOneIsRejected) {
   for (bool causal : {false, true})
     for (int splits : {1, 3}) {
-      const Key key{12, 4, causal, num::KvDtype::fp8_e4m3fn, 1};
+      const Key key{12, 4, causal, kv(num::KvDtype::fp8_e4m3fn), 1};
       EXPECT_TRUE(run(key, {small(), key.kv_dtype, causal, 0}, splits).ok) << "control, causal=" << causal;
       EXPECT_FALSE(run(key, {small(), key.kv_dtype, causal, -1}, splits).ok)
           << "a mask one key short passed, causal=" << causal << " splits=" << splits;
@@ -86,7 +97,7 @@ TEST_P(MlaDecodeControls, PoisonedOutputsFailUntilAKernelWritesThem) {
 }
 
 TEST_P(MlaDecodeControls, EveryRotationHoldsTheSameInputs) {
-  const Variant variant{small(), num::KvDtype::fp8_e4m3fnuz, false, 0};
+  const Variant variant{small(), kv(num::KvDtype::fp8_e4m3fnuz), false, 0};
   kernels().prepare({variant});
   DeviceInstance instance(*device().ctx, make_problem({16, 3, false, variant.kv_dtype, 1}, kShape, 5), true, 3, 1);
   ASSERT_EQ(instance.rotations(), 3);
@@ -100,7 +111,7 @@ TEST_P(MlaDecodeControls, EveryRotationHoldsTheSameInputs) {
 
 TEST_P(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
   const Family& family = mla_decode_family();
-  const Key key{16, 2, true, num::KvDtype::fp8_e4m3fn, 8};
+  const Key key{16, 2, true, kv(num::KvDtype::fp8_e4m3fn), 8};
   Config config = small();
   config.split = 4;
   const Variant variant{config, key.kv_dtype, key.causal, 0};
@@ -123,7 +134,7 @@ TEST_P(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
 
 TEST_P(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
   const Family& family = mla_decode_family();
-  const Key key{128, 4, true, num::KvDtype::fp8_e4m3fn, 32};
+  const Key key{128, 4, true, kv(num::KvDtype::fp8_e4m3fn), 32};
   const Variant variant{GetParam().timing, key.kv_dtype, key.causal, 0};
   kernels().prepare({variant});
   auto instance = family.instantiate(*device().ctx, to_params(key), to_params(Shape{4096, 64, 0, false}), 1, false);

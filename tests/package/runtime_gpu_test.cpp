@@ -238,12 +238,24 @@ TEST_F(RuntimeRopeGpu, ComputesQkRopeCacheLikeTheReference) {
   }
 }
 
-// A full-rope key whose winner trusts positions, called with a 1-row table: refused, nothing written.
+// Full-rope keys called with a 1-row table: refused, nothing written, where the winner trusts its
+// positions; launched where it clamps (into row 0: no longer the full-table reference's output).
+// The committed sweep has winners of both kinds; a table whose winners all clamp would leave the
+// refusal untested, so the test fails then.
 TEST_F(RuntimeRopeGpu, RefusesAOneRowTableForAKernelThatDoesNotClamp) {
-  const Key key{16, num::KvDtype::fp8_e4m3fn, num::KvDtype::bf16, RopeMode::full, true, 64};
-  const auto out = rope_through_runtime(key, {64, 16, 4096, 0}, through_library, /*table_rows_override=*/1);
-  if (out.result.status == ktune::Status::ok) GTEST_SKIP() << "the committed winner clamps: " << out.result.message;
-  EXPECT_EQ(out.result.status, ktune::Status::invalid_argument) << out.result.message;
+  int refused = 0;
+  for (int heads : {16, 128})
+    for (num::KvDtype q_dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn}) {
+      const Key key{heads, num::KvDtype::fp8_e4m3fn, q_dtype, RopeMode::full, true, 64};
+      SCOPED_TRACE(fmt::format("heads={} q_dtype={}", heads, static_cast<int>(q_dtype)));
+      const auto out = rope_through_runtime(key, {64, 16, 4096, 0}, through_library, /*table_rows_override=*/1);
+      if (out.result.status == ktune::Status::invalid_argument) {
+        ++refused;
+        continue;
+      }
+      EXPECT_EQ(out.result.status, ktune::Status::ok) << out.result.message;
+    }
+  EXPECT_GT(refused, 0) << "no 64-token full-rope winner trusts its positions: the refusal went untested";
 }
 
 // qk_rope_cache's unfused baseline (4 kernels for an fp8 q_out, none packaged) as the KTUNE_DB

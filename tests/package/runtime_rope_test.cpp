@@ -28,6 +28,20 @@ const KernelChoice& compiled_kernel(const ktune_qk_rope_cache_key& k) {
   return *c.kernel;
 }
 
+// A tuned full-rope key whose winner trusts its positions (no clamp): the key whose calls with a
+// 1-row table the runtime must refuse. Which keys these are depends on the sweep (6 of the 8 in the
+// committed H200 smoke sweep); a table without one would leave the refusal untested, so the tests
+// fail rather than skip.
+ktune_qk_rope_cache_key non_clamping_full_key() {
+  for (int64_t heads : {16, 128})
+    for (int64_t q_dtype : {0, 1})
+      for (int64_t tokens : {64, 4096}) {
+        const ktune_qk_rope_cache_key k{heads, 1, q_dtype, 0, 1, tokens};
+        if (compiled_kernel(k).config[kClamp] == 0) return k;
+      }
+  throw Error("every full-rope winner of the compiled qk_rope_cache table clamps: no call to refuse");
+}
+
 TEST(RuntimeRope, LaunchesTheFusedKernelWithItsGeometry) {
   FakeApi* api = nullptr;
   auto engine = fake_engine(api);
@@ -68,16 +82,17 @@ TEST(RuntimeRope, RefusesACallThatBreaksTheKernelsPrecondition) {
   auto engine = fake_engine(api);
   ktune_result r{};
   ASSERT_EQ(compiled_kernel(kIdentity).config[kClamp], 1) << "codegen must keep identity keys on clamping kernels";
-  const KernelChoice& full = compiled_kernel(kFull);
-  if (full.config[kClamp] != 0) GTEST_SKIP() << "the committed full-rope winner clamps: no call to refuse";
+  const ktune_qk_rope_cache_key full = non_clamping_full_key();
+  auto identity = full;
+  identity.rope = 1;
   // A full-rope key with a 1-row table: the non-clamping winner would read row `position`.
-  EXPECT_EQ(engine->qk_rope_cache(rope_args(kFull, 1), r), KTUNE_INVALID_ARGUMENT);
+  EXPECT_EQ(engine->qk_rope_cache(rope_args(full, 1), r), KTUNE_INVALID_ARGUMENT);
   EXPECT_THAT(r.message, AllOf(HasSubstr("cannot serve this call"), HasSubstr("only clamping variants")));
   EXPECT_TRUE(api->launches.empty());
   // The same call as an identity rope is served by a clamping kernel; a full table is fine for the
   // non-clamping one.
-  EXPECT_EQ(engine->qk_rope_cache(rope_args(kIdentity, 1), r), KTUNE_OK) << r.message;
-  EXPECT_EQ(engine->qk_rope_cache(rope_args(kFull, 2), r), KTUNE_OK) << r.message;
+  EXPECT_EQ(engine->qk_rope_cache(rope_args(identity, 1), r), KTUNE_OK) << r.message;
+  EXPECT_EQ(engine->qk_rope_cache(rope_args(full, 2), r), KTUNE_OK) << r.message;
   EXPECT_EQ(api->launches.size(), 2u);
 }
 
@@ -95,8 +110,8 @@ TEST(RuntimeRope, RemembersPreconditionAnswersUpToABound) {
     ASSERT_EQ(engine->qk_rope_cache(rope_args(key, 1), r), KTUNE_OK) << "tokens=" << tokens << ": " << r.message;
   }
   EXPECT_EQ(engine->remembered_preconditions(), Engine::kRememberedPreconditions);
-  if (compiled_kernel(kFull).config[kClamp] != 0) GTEST_SKIP() << "the committed full-rope winner clamps";
-  EXPECT_EQ(engine->qk_rope_cache(rope_args(kFull, 1), r), KTUNE_INVALID_ARGUMENT) << "refused past the bound too";
+  EXPECT_EQ(engine->qk_rope_cache(rope_args(non_clamping_full_key(), 1), r), KTUNE_INVALID_ARGUMENT)
+      << "refused past the bound too";
 }
 
 TEST(RuntimeRope, StatusesInsteadOfAborts) {

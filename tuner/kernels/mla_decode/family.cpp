@@ -86,6 +86,20 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
   return std::nullopt;
 }
 
+// Hopper's warpgroup products (wgmma) take 64 rows per product and read their operands from
+// shared memory as they lie; the kernel gives each of two warpgroups half of a tile's keys.
+std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  if (target.arch != "sm_90a")
+    return fmt::format("math=wgmma needs sm_90a's warpgroup products, which {} lacks", target.arch);
+  if (kv_dtype != num::KvDtype::bf16)
+    return std::string("math=wgmma reads K as the cache holds it, so bf16 only (fp8 caches are decoded in registers "
+                       "by math=mma)");
+  if (c.rows != 64) return fmt::format("rows={}: math=wgmma's products have 64 rows", c.rows);
+  if (c.threads != 256) return fmt::format("threads={}: math=wgmma runs two warpgroups (256 threads)", c.threads);
+  if (!one_of(c.keys, {32, 64})) return fmt::format("keys={}: math=wgmma takes 32 or 64 keys per tile", c.keys);
+  return std::nullopt;
+}
+
 std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   if (!one_of(c.stages, {2, 3, 4}))
     return fmt::format("stages={}: math=mma streams through a ring of 2..4 KV tiles", c.stages);
@@ -118,11 +132,12 @@ class MlaDecodeFamily final : public Family {
     const Key k = key_of(key);
     const Config c = config_of(config);
     if (auto why = unrunnable(c, k.kv_dtype, target)) return why;
-    if (c.math == kMathMma)
+    if (c.math != kMathSimt)
       if (auto why = mma_cannot_win(c, k.kv_dtype, target)) return why;
     const int rows_needed = k.heads * k.block_len;
     const int useful_tile = std::max(16, static_cast<int>(std::bit_ceil(static_cast<unsigned>(rows_needed))));
-    if (c.rows > useful_tile)
+    // (wgmma's products have 64 rows whatever the key needs: its padding is the price of the path.)
+    if (c.rows > useful_tile && c.math != kMathWgmma)
       return fmt::format("rows={} for H x L = {} rows: more than half of every CTA would be padding", c.rows,
                          rows_needed);
     return std::nullopt;
@@ -166,12 +181,14 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
   // 128-key tiles exist for the matrix-core kernel's fp8 rings (80 KiB a tile: two fit, with all
   // eight warps of a CTA in Q K^T); the SIMT kernel keeps the tiles its tests cover.
   if (c.keys == 128 && c.math != kMathMma) return std::string("keys=128 is math=mma's (simt has 16, 32 or 64)");
+  if (c.math == kMathWgmma)
+    if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;
   if (!one_of(c.threads, {64, 128, 256, 512})) return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
   if (c.threads % target.warp_size != 0)
     return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
   if (c.threads > target.max_threads_per_block)
     return fmt::format("threads={} exceeds {}'s {} per block", c.threads, target.arch, target.max_threads_per_block);
-  return c.math == kMathMma ? mma_infeasible(c, kv_dtype, target) : simt_infeasible(c, kv_dtype, target);
+  return c.math == kMathSimt ? simt_infeasible(c, kv_dtype, target) : mma_infeasible(c, kv_dtype, target);
 }
 
 const Family& mla_decode_family() {

@@ -10,14 +10,14 @@ constexpr mla_tile::Geometry geometry(const Config& c, num::KvDtype kv_dtype) no
   return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype)};
 }
 
-// The matrix-core kernel's geometry for a target warp size (32 NVIDIA, 64 AMD CDNA).
+// The matrix-core kernel's geometry (math mma or wgmma) for a target warp size (32 NVIDIA, 64 AMD CDNA).
 constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dtype, int warp) noexcept {
-  return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype), warp};
+  return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype), warp, c.math == kMathWgmma ? 1 : 0};
 }
 
 // Dynamic shared memory of the config's main kernel (independent of the warp size).
 constexpr int shared_bytes(const Config& c, num::KvDtype kv_dtype) noexcept {
-  return c.math == kMathMma ? mma_geometry(c, kv_dtype, 32).shared_bytes() : geometry(c, kv_dtype).shared_bytes();
+  return c.math == kMathSimt ? geometry(c, kv_dtype).shared_bytes() : mma_geometry(c, kv_dtype, 32).shared_bytes();
 }
 
 }  // namespace ktune::mla

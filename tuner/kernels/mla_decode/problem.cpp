@@ -18,13 +18,16 @@ const std::vector<FieldSpec>& key_fields() {
 const std::vector<FieldSpec>& config_fields() {
   static const std::vector<FieldSpec> fields = {
       {"rows", "query rows (head x token) per CTA: 16, 32, 64 or 128", 16, 128},
-      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128", 16, 128},
+      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma: 32 or 64)", 16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
-      {"stages", "simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma: KV tiles in the ring (2..4)", 1,
+      {"stages",
+       "simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma: KV tiles in the ring (2..4)", 1,
        4},
       {"split", "split-KV: 0 never; n: split keys until about n CTAs run per compute unit", 0, 8},
-      {"math", "math path: simt (scalar FMA) or mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD)", 0, 1,
-       {"simt", "mma"}},
+      {"math",
+       "math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD) or wgmma (mma with "
+       "Q K^T on Hopper's warpgroup products, sm_90a)",
+       0, 2, {"simt", "mma", "wgmma"}},
   };
   return fields;
 }
@@ -76,7 +79,7 @@ Params to_params(const Shape& s) {
 
 std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal, int mask_shift) {
   // Template parameters (both kernels): ROWS, KEYS, THREADS, STAGES, MATH, KV_DTYPE, CAUSAL, MASK_SHIFT.
-  return fmt::format("ktune::{}<{}, {}, {}, {}, {}, {}, {}, {}>", c.math == kMathMma ? "mla_decode_mma" : "mla_decode",
+  return fmt::format("ktune::{}<{}, {}, {}, {}, {}, {}, {}, {}>", c.math == kMathSimt ? "mla_decode" : "mla_decode_mma",
                      c.rows, c.keys, c.threads, c.stages, c.math, static_cast<int>(kv_dtype), causal ? 1 : 0,
                      mask_shift);
 }

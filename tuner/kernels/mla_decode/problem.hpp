@@ -28,14 +28,16 @@ struct Config {
   int rows = 0;     // query rows (h, l pairs) per CTA
   int keys = 0;     // keys per KV tile
   int threads = 0;  // threads per CTA (a vendor-neutral knob: the warp size differs)
-  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma: ring slots (2..4)
+  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma: ring slots (2..4)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
-  int math = 0;     // kMathSimt or kMathMma
+  int math = 0;     // kMathSimt, kMathMma or kMathWgmma
 };
 
-// Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma).
+// Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma); wgmma
+// is mla_decode_mma with Q K^T on Hopper's warpgroup products (sm_90a only).
 inline constexpr int kMathSimt = 0;
 inline constexpr int kMathMma = 1;
+inline constexpr int kMathWgmma = 2;
 
 // A run-time shape beyond the key.
 struct Shape {

@@ -1,0 +1,157 @@
+#pragma once
+// Hopper's warpgroup matrix multiply (wgmma.mma_async, sm_90a): four warps issue one
+// m64nNk16 product whose A and B operands the tensor cores read from shared memory themselves.
+// Where mma.sync makes every warp load its own copy of each operand fragment, a warpgroup reads
+// each operand once, and at Hopper's full matrix rate.
+//
+//   PanelRows<ROWS>          the shared-memory layout wgmma reads (all targets: it is only
+//                            arithmetic, and the mma.sync loads of matrix_core.hpp read it too)
+//   require_swizzle_alignment(p)
+//                            traps unless p (the start of the tiles) lies on a 1024-byte boundary
+//                            of shared memory, where wgmma's swizzle is anchored
+//   proxy_fence()            makes this thread's shared-memory writes (stores, cp.async) visible
+//                            to the tensor cores' reads; a barrier then publishes them to all
+//                            (a no-op where there are no such reads)
+//   start_product<N, DIMS, A_ROWS, B_ROWS>(d, a, b)
+//                            issues d = A B^T in fp32 for one warpgroup: A = the 64 rows of a
+//                            PanelRows<A_ROWS> matrix at a, B = N rows of a PanelRows<B_ROWS>
+//                            matrix at b (a multiple of 8 rows into its panels), DIMS bf16 dims
+//                            each; d is 64 x N, spread as N / 16 mc::Acc16 blocks per warp (warp
+//                            w of the group: rows 16 w .. 16 w + 15). The tensor cores work on it
+//                            while the warps go on with anything that leaves d alone ...
+//   finish_product(d)        ... until this, which waits for it
+// Only sm_90a has wgmma (__CUDA_ARCH_FEAT_SM90_ALL). Elsewhere product() exists only to be named:
+// instantiating it is a compile error, and the families prune the configs that would.
+#include "common/matrix_core.hpp"
+#include "common/prelude.hpp"
+
+namespace ktune {
+namespace wg {
+
+// Rows of a matrix with 64 bf16 (128 bytes) of its reduction dim per row, cut into panels of 64
+// dims: byte b of row r lies in panel b / 128, which holds all ROWS rows, 128 bytes apart. Within
+// the panel, 16-byte chunk c of row r sits at chunk c ^ (r % 8): wgmma's 128-byte swizzle, which
+// it applies to bits 4..6 of the address from bits 7..9, so panels start on 1024-byte boundaries.
+// The swizzle also keeps 8 consecutive rows reading one chunk (ldmatrix) on distinct banks.
+template <int ROWS>
+struct PanelRows {
+  static_assert(ROWS % 8 == 0, "a panel holds whole groups of 8 rows");
+  static constexpr int kPanelBytes = ROWS * 128;
+  __device__ __forceinline__ static u32 offset(int row, int byte) {
+    return static_cast<u32>((byte >> 7) * kPanelBytes + row * 128 + ((byte & 127) ^ ((row & 7) << 4)));
+  }
+};
+
+#if defined(KTUNE_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+__device__ __forceinline__ void require_swizzle_alignment(const void* p) {
+  if (static_cast<u32>(__cvta_generic_to_shared(p)) % 1024 != 0) __trap();
+}
+__device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+namespace detail {
+
+// Descriptor of a K-major operand in PanelRows: the matrix starts at a row of a panel (a multiple
+// of 8 rows) and at a 16-dim step within it (32 bytes); 8-row groups are 1024 bytes apart (the
+// stride dimension offset), the leading dimension offset is unused with swizzling (1), and mode 1
+// is the 128-byte swizzle. The start address field holds bits 4..17 of the shared address, so a
+// later step adds its byte offset / 16 to the descriptor.
+struct Desc {
+  u64 bits;
+  __device__ __forceinline__ static Desc k_major(const void* smem) {
+    const u64 addr = static_cast<u32>(__cvta_generic_to_shared(smem));
+    return {((addr & 0x3ffffu) >> 4) | (1ull << 16) | (static_cast<u64>(1024 >> 4) << 32) | (1ull << 62)};
+  }
+  __device__ __forceinline__ Desc plus(u32 bytes) const { return {bits + (bytes >> 4)}; }
+};
+
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// The compiler must neither read nor move accumulators between a product's issue and its wait:
+// this empty statement claims to read and write each one after the wait.
+template <int BLOCKS>
+__device__ __forceinline__ void settle(mc::Acc16 (&d)[BLOCKS]) {
+#pragma unroll
+  for (int b = 0; b < BLOCKS; ++b)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) asm volatile("" : "+f"(d[b].v[e])::"memory");
+}
+
+// The accumulator of m64nNk16 holds, per warp of the group, 16 rows x N cols in n8 tiles: lane
+// 4 g + c holds rows g and g + 8 at cols 2 c, 2 c + 1 of each tile, the mma.sync C layout, so that
+// tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j (v[0..3], v[4..7]).
+template <int N>
+__device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b, bool accumulate);
+
+template <>
+__device__ __forceinline__ void mma_bf16<16>(mc::Acc16 (&d)[1], Desc a, Desc b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0].v[0]), "+f"(d[0].v[1]), "+f"(d[0].v[2]), "+f"(d[0].v[3]), "+f"(d[0].v[4]), "+f"(d[0].v[5]),
+        "+f"(d[0].v[6]), "+f"(d[0].v[7])
+      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
+}
+
+template <>
+__device__ __forceinline__ void mma_bf16<32>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0].v[0]), "+f"(d[0].v[1]), "+f"(d[0].v[2]), "+f"(d[0].v[3]), "+f"(d[0].v[4]), "+f"(d[0].v[5]),
+        "+f"(d[0].v[6]), "+f"(d[0].v[7]), "+f"(d[1].v[0]), "+f"(d[1].v[1]), "+f"(d[1].v[2]), "+f"(d[1].v[3]),
+        "+f"(d[1].v[4]), "+f"(d[1].v[5]), "+f"(d[1].v[6]), "+f"(d[1].v[7])
+      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
+}
+
+}  // namespace detail
+
+template <int N, int DIMS, int A_ROWS, int B_ROWS>
+__device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* a, const u8* b) {
+  static_assert(DIMS % 64 == 0, "whole panels of 64 dims");
+  const detail::Desc da = detail::Desc::k_major(a), db = detail::Desc::k_major(b);
+  detail::fence();  // d was read and written by ordinary instructions since the last product
+#pragma unroll
+  for (int step = 0; step < DIMS / 16; ++step) {
+    const u32 within = (step % 4) * 32;  // 16 dims = 32 bytes into the 128-byte panel row
+    detail::mma_bf16<N>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
+                        db.plus((step / 4) * PanelRows<B_ROWS>::kPanelBytes + within), step > 0);
+  }
+  detail::commit();
+}
+
+template <int BLOCKS>
+__device__ __forceinline__ void finish_product(mc::Acc16 (&d)[BLOCKS]) {
+  detail::wait<0>();
+  detail::settle(d);
+}
+
+#else
+
+__device__ __forceinline__ void require_swizzle_alignment(const void*) {}
+__device__ __forceinline__ void proxy_fence() {}
+
+template <int N>
+struct Unavailable {
+  static constexpr bool kValue = false;
+};
+template <int N, int DIMS, int A_ROWS, int B_ROWS>
+__device__ void start_product(mc::Acc16 (&)[N / 16], const u8*, const u8*) {
+  static_assert(Unavailable<N>::kValue, "wgmma is sm_90a's (math=wgmma is pruned for other targets)");
+}
+template <int BLOCKS>
+__device__ void finish_product(mc::Acc16 (&)[BLOCKS]) {
+  static_assert(Unavailable<BLOCKS>::kValue, "wgmma is sm_90a's");
+}
+
+#endif
+
+}  // namespace wg
+}  // namespace ktune
