@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-11-29T18:35:53Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash e4b489e82235ff21, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.Gb7Xutqfo9/mla_decode.db --budget 190 --timeout 20
+     run 1, started 2026-11-29T19:20:17Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 4b4aa42ad35fb93c, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.0tUw58kPjU/mla_decode.db --budget 90 --timeout 20
 */
 #pragma once
 
@@ -143,30 +143,30 @@ inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<16, 32, 128, 4,
 inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 1, 1, 0>", "ktune::mla_combine<64>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 118.78400295972824},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 20
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 126.97599828243256},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 143.20000261068344},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 231.4239963889122},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames0, 2, 256, 226816, 306.60800635814667},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames0, 2, 256, 226816, 598.7040102481842},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
-    {{16, 32, 128, 4, 2, Math::mma}, kNames1, 2, 128, 101760, 90.57600051164627},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 34
-    {{16, 32, 128, 4, 2, Math::mma}, kNames1, 2, 128, 101760, 171.51999473571777},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 110
-    {{64, 32, 256, 4, 2, Math::mma}, kNames2, 2, 256, 161280, 229.47199642658234},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 4, 2, Math::mma}, kNames2, 2, 256, 161280, 363.087996840477},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 4, 0, Math::mma}, kNames2, 2, 256, 161280, 446.4159905910492},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 4, 0, Math::mma}, kNames2, 2, 256, 161280, 878.5279989242554},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 167296, 103.29600051045418},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 52
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 126.75199657678604},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 142.68799871206284},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 232.28800296783447},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames4, 2, 256, 226816, 306.5599948167801},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames4, 2, 256, 226816, 600.3200113773346},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 556
-    {{16, 32, 128, 4, 2, Math::mma}, kNames5, 2, 128, 101760, 106.65600001811981},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 72
-    {{16, 32, 128, 4, 2, Math::mma}, kNames5, 2, 128, 101760, 194.43199783563614},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 148
-    {{64, 32, 256, 4, 2, Math::mma}, kNames6, 2, 256, 161280, 228.03200036287308},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 4, 2, Math::mma}, kNames6, 2, 256, 161280, 361.63200438022614},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 4, 0, Math::mma}, kNames6, 2, 256, 161280, 451.52001082897186},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 4, 0, Math::mma}, kNames6, 2, 256, 161280, 880.8639943599701},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 116.72000214457512},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 20
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 124.36800077557564},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 143.51999759674072},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 232.28800296783447},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames0, 2, 256, 226816, 305.6959956884384},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames0, 2, 256, 226816, 598.4000265598297},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
+    {{16, 32, 128, 4, 2, Math::mma}, kNames1, 2, 128, 101760, 90.69599956274033},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 34
+    {{16, 32, 128, 4, 2, Math::mma}, kNames1, 2, 128, 101760, 167.56799817085266},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 110
+    {{64, 32, 256, 4, 2, Math::mma}, kNames2, 2, 256, 161280, 228.04799675941467},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
+    {{64, 32, 256, 4, 2, Math::mma}, kNames2, 2, 256, 161280, 361.63200438022614},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 4, 0, Math::mma}, kNames2, 2, 256, 161280, 443.4400051832199},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
+    {{64, 32, 256, 4, 0, Math::mma}, kNames2, 2, 256, 161280, 876.1760294437408},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
+    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 167296, 103.15199941396713},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 52
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 125.67999958992004},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 142.84799993038177},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 227.6799976825714},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames4, 2, 256, 226816, 303.74400317668915},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames4, 2, 256, 226816, 594.3839848041534},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 556
+    {{16, 32, 128, 4, 2, Math::mma}, kNames5, 2, 128, 101760, 106.27199709415436},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 72
+    {{16, 32, 128, 4, 2, Math::mma}, kNames5, 2, 128, 101760, 191.44000113010406},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 148
+    {{64, 32, 256, 4, 2, Math::mma}, kNames6, 2, 256, 161280, 228.7680059671402},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
+    {{64, 32, 256, 4, 2, Math::mma}, kNames6, 2, 256, 161280, 360.84799468517303},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
+    {{64, 32, 256, 4, 0, Math::mma}, kNames6, 2, 256, 161280, 445.93600928783417},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 4, 0, Math::mma}, kNames6, 2, 256, 161280, 877.0880103111267},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
 };
 
 // sm_90a

@@ -30,6 +30,12 @@ constexpr int kKvFp8E4m3fnuz = 2;
 KTUNE_GEOMETRY_FN int kv_bytes(int kv_dtype) { return kv_dtype == kKvBf16 ? 2 : 1; }
 
 KTUNE_GEOMETRY_FN int min_of(int a, int b) { return a < b ? a : b; }
+
+// The wgmma path (MmaGeometry::qk_wgmma): products of 64 rows, two warpgroups of 4 warps of 32
+// lanes, each taking half of a tile of 32 or 64 keys (16 or 32 per product).
+constexpr int kWgmmaRows = 64;
+constexpr int kWgmmaThreads = 2 * 4 * 32;
+KTUNE_GEOMETRY_FN bool wgmma_keys(int keys) { return keys == 32 || keys == 64; }
 KTUNE_GEOMETRY_FN int ceil_div(int a, int b) { return (a + b - 1) / b; }
 KTUNE_GEOMETRY_FN bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -211,7 +217,7 @@ struct MmaGeometry {
   // (Its tiles' panels start on 1024-byte boundaries: rows x 1152 and keys x 1152 bytes are
   // multiples of 1024 for these sizes.)
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
-    return !qk_wgmma || (rows == 64 && warp == 32 && warps() == 8 && (keys == 32 || keys == 64) && !fp8());
+    return !qk_wgmma || (rows == kWgmmaRows && threads == kWgmmaThreads && warp == 32 && wgmma_keys(keys) && !fp8());
   }
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }
 };

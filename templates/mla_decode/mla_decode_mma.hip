@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(THREADS)
     // wgmma: one warpgroup per half of the tile's keys, all 64 rows (QMT = 1: warp w has m-tile
     // w % 4). The product runs on the tensor cores while the warps queue the next tile's copies,
     // whose issue can stall a warp for as long as the memory system takes to accept them.
-    static_assert(!WGMMA || (QMT == 1 && QKC == 1 && ROWS == 64), "wgmma: 64 rows, one chain");
+    static_assert(!WGMMA || (QMT == 1 && QKC == 1 && ROWS == kWgmmaRows), "wgmma: 64 rows, one chain");
     if constexpr (WGMMA) wg::start_product<QKB * 16, kHeadDim, ROWS, KEYS>(s[0], sQ, tile + Tile::offset(qk_key0, 0));
     if (t + STAGES - 1 < num_tiles) {
       issue_tile(t + STAGES - 1, ahead);  // into the slot of tile t - 1
@@ -277,36 +277,38 @@ __global__ void __launch_bounds__(THREADS)
     async_copy::commit();
     if constexpr (WGMMA) wg::finish_product(s[0]);
     if (qk_warp) {
+      if constexpr (!WGMMA) {  // S on mma.sync / MFMA (wgmma filled it above)
 #pragma unroll 2
-      for (int d0 = 0; d0 < (WGMMA ? 0 : kHeadDim); d0 += 32 * QKC) {
+        for (int d0 = 0; d0 < kHeadDim; d0 += 32 * QKC) {
 #pragma unroll
-        for (int c = 0; c < QKC; ++c) {
-          const int d = d0 + 32 * c;
-          mc::QkA a[QMT];
+          for (int c = 0; c < QKC; ++c) {
+            const int d = d0 + 32 * c;
+            mc::QkA a[QMT];
 #pragma unroll
-          for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<QTile>(sQ, (qk_m0 + qm) * 16, d);
+            for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<QTile>(sQ, (qk_m0 + qm) * 16, d);
 #pragma unroll
-          for (int kb = 0; kb < QKB; ++kb) {
-            if constexpr (!FP8) {
-              const mc::QkB k = mc::load_qk_b<Tile>(tile, qk_key0 + kb * 16, d);
+            for (int kb = 0; kb < QKB; ++kb) {
+              if constexpr (!FP8) {
+                const mc::QkB k = mc::load_qk_b<Tile>(tile, qk_key0 + kb * 16, d);
 #pragma unroll
-              for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);
-            } else {
-              const mc::QkB k = mc::decode<Decode>(mc::load_qk_b8<Codes>(tile, qk_key0 + kb * 16, d));
+                for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);
+              } else {
+                const mc::QkB k = mc::decode<Decode>(mc::load_qk_b8<Codes>(tile, qk_key0 + kb * 16, d));
 #pragma unroll
-              for (int qm = 0; qm < QMT; ++qm) mc::mma_qk_f16(chains[c][qm][kb], a[qm], k);
+                for (int qm = 0; qm < QMT; ++qm) mc::mma_qk_f16(chains[c][qm][kb], a[qm], k);
+              }
             }
           }
         }
+#pragma unroll
+        for (int c = 1; c < QKC; ++c)
+#pragma unroll
+          for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+            for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+              for (int e = 0; e < mc::kLaneAcc; ++e) s[qm][kb].v[e] += chains[c][qm][kb].v[e];
       }
-#pragma unroll
-      for (int c = 1; c < QKC; ++c)
-#pragma unroll
-        for (int qm = 0; qm < QMT; ++qm)
-#pragma unroll
-          for (int kb = 0; kb < QKB; ++kb)
-#pragma unroll
-            for (int e = 0; e < mc::kLaneAcc; ++e) s[qm][kb].v[e] += chains[c][qm][kb].v[e];
 
       // Mask and scale; this warp's row maxima over its keys, to shared memory.
 #pragma unroll

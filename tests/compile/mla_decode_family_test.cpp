@@ -131,6 +131,7 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_EQ(why_not(h16, wgmma, "sm_90a"), std::nullopt) << "64-row products serve 16 rows (not pruned as padding)";
   EXPECT_EQ(why_not(h16, {64, 64, 256, 2, 0, kMathWgmma}, "sm_90a"), std::nullopt) << "two 64-key tiles fit";
   EXPECT_THAT(why_not(h16, wgmma, "gfx90a").value_or(""), HasSubstr("needs sm_90a"));
+  EXPECT_THAT(why_not(h16, wgmma, "sm_90").value_or(""), HasSubstr("needs sm_90a")) << "wgmma is an sm_90a feature";
   EXPECT_THAT(why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, wgmma, "sm_90a").value_or(""),
               HasSubstr("bf16 only"));
   EXPECT_THAT(why_not(h16, {32, 32, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("64 rows"));

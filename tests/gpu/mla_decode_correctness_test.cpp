@@ -66,9 +66,10 @@ TEST_P(MlaDecodeCorrectness, MatchesTheReference) {
   std::vector<Variant> variants;
   for (num::KvDtype dtype : kDtypes)
     for (int math : kMaths) {
-      if (required(math, dtype, ctx.info().arch))
+      if (required(math, dtype, ctx.info().arch)) {
         ASSERT_FALSE(runnable_configs(dtype, math).empty())
             << "no test config of math=" << math << " runs on " << ctx.info().arch;
+      }
       for (const Config& c : runnable_configs(dtype, math))
         for (bool causal : {false, true}) variants.push_back({c, dtype, causal, 0});
     }

@@ -22,6 +22,7 @@ struct TargetLimits {
   int max_threads_per_block = 1024;
   int registers_per_thread_max = 255;
   int64_t registers_per_block = 65536;  // 32-bit registers all threads of one block share at most
+  bool warpgroup_mma = false;           // Hopper's wgmma (sm_90a only: the "a" features)
 };
 // Throws Error for an arch ktune does not know, listing the ones it does.
 const TargetLimits& target_limits(std::string_view arch);

@@ -19,14 +19,16 @@ constexpr int64_t KiB = 1024;
 TargetLimits cdna(const char* arch, int64_t lds) { return {arch, 64, lds, 1024, 256, 4 * 512 * 64}; }
 
 // NVIDIA: warp 32; the largest opt-in shared memory per block; 255 registers per thread, 64 Ki
-// per block.
-TargetLimits nvidia(const char* arch, int64_t shared_optin) { return {arch, 32, shared_optin, 1024, 255, 64 * KiB}; }
+// per block. wgmma exists only where the arch-specific features are compiled in (sm_90a, not sm_90).
+TargetLimits nvidia(const char* arch, int64_t shared_optin, bool warpgroup_mma = false) {
+  return {arch, 32, shared_optin, 1024, 255, 64 * KiB, warpgroup_mma};
+}
 
 const std::array<TargetLimits, 7>& known_targets() {
   static const std::array<TargetLimits, 7> targets = {
       cdna("gfx90a", 64 * KiB),        cdna("gfx942", 64 * KiB),        cdna("gfx950", 160 * KiB),
       nvidia("sm_80", 163 * KiB),      nvidia("sm_89", 99 * KiB),       nvidia("sm_90", 227 * KiB),
-      nvidia("sm_90a", 227 * KiB),
+      nvidia("sm_90a", 227 * KiB, true),
   };
   return targets;
 }

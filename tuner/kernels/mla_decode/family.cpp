@@ -28,6 +28,13 @@ bool one_of(int v, std::initializer_list<int> allowed) {
 constexpr int kRegisterSharePercent = 90;
 constexpr int kMmaRegisterSharePercent = 100;
 
+// "mma" or "wgmma": the path a reason is about, as the space files spell it.
+std::string math_name(const Config& c) {
+  for (const auto& f : config_fields())
+    if (f.name == "math") return f.format(c.math);
+  return std::to_string(c.math);
+}
+
 std::optional<std::string> register_excess(int live, int share_percent, const Config& c, const TargetLimits& target) {
   const int64_t budget = std::min<int64_t>(target.registers_per_thread_max, target.registers_per_block / c.threads);
   if (live * 100 <= budget * share_percent) return std::nullopt;
@@ -62,26 +69,27 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
     return mma_geometry(other, kv_dtype, target.warp_size).shared_bytes() <= target.shared_per_block;
   };
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
+  const std::string math = math_name(c);
   // A ring of 2 tiles of 32 keys holds the bytes of 4 tiles of 16 keys with half the barriers per
   // key and twice the warps in Q K^T.
   Config wider = c;
   wider.keys = 32, wider.stages = 2;
   if (c.keys == 16 && fits(wider))
-    return fmt::format("math=mma: keys=16 where a ring of 2 tiles of 32 keys fits {} (same bytes, half the barriers)",
-                       target.arch);
+    return fmt::format("math={}: keys=16 where a ring of 2 tiles of 32 keys fits {} (same bytes, half the barriers)",
+                       math, target.arch);
   // The ring is what hides the memory latency: a shallower one than fits keeps fewer bytes in
   // flight. (Two CTAs with half-depth rings on one compute unit hold the same bytes as one with a
   // full ring, each with its own copy of the barriers' stalls.)
   Config deeper = c;
   deeper.stages = c.stages + 1;
   if (c.stages < 4 && fits(deeper))
-    return fmt::format("math=mma: a ring of {} tiles fits {} and keeps more bytes in flight", deeper.stages,
+    return fmt::format("math={}: a ring of {} tiles fits {} and keeps more bytes in flight", math, deeper.stages,
                        target.arch);
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
   // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
   // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
   if (2 * g.qk_warps() < g.warps())
-    return fmt::format("math=mma: {} of {} warps would sit Q K^T out (rows={} x keys={} has {} blocks of 16)",
+    return fmt::format("math={}: {} of {} warps would sit Q K^T out (rows={} x keys={} has {} blocks of 16)", math,
                        g.warps() - g.qk_warps(), g.warps(), c.rows, c.keys, g.m_tiles() * g.key_blocks());
   return std::nullopt;
 }
@@ -89,23 +97,27 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
 // Hopper's warpgroup products (wgmma) take 64 rows per product and read their operands from
 // shared memory as they lie; the kernel gives each of two warpgroups half of a tile's keys.
 std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
-  if (target.arch != "sm_90a")
+  if (!target.warpgroup_mma)
     return fmt::format("math=wgmma needs sm_90a's warpgroup products, which {} lacks", target.arch);
   if (kv_dtype != num::KvDtype::bf16)
     return std::string("math=wgmma reads K as the cache holds it, so bf16 only (fp8 caches are decoded in registers "
                        "by math=mma)");
-  if (c.rows != 64) return fmt::format("rows={}: math=wgmma's products have 64 rows", c.rows);
-  if (c.threads != 256) return fmt::format("threads={}: math=wgmma runs two warpgroups (256 threads)", c.threads);
-  if (!one_of(c.keys, {32, 64})) return fmt::format("keys={}: math=wgmma takes 32 or 64 keys per tile", c.keys);
+  if (c.rows != mla_tile::kWgmmaRows)
+    return fmt::format("rows={}: math=wgmma's products have {} rows", c.rows, mla_tile::kWgmmaRows);
+  if (c.threads != mla_tile::kWgmmaThreads)
+    return fmt::format("threads={}: math=wgmma runs two warpgroups ({} threads)", c.threads, mla_tile::kWgmmaThreads);
+  if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math=wgmma takes 32 or 64 keys per tile", c.keys);
   return std::nullopt;
 }
 
+// The matrix-core kernel's limits, for math=mma and math=wgmma (named in the reasons).
 std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  const std::string math = math_name(c);
   if (!one_of(c.stages, {2, 3, 4}))
-    return fmt::format("stages={}: math=mma streams through a ring of 2..4 KV tiles", c.stages);
+    return fmt::format("stages={}: math={} streams through a ring of 2..4 KV tiles", c.stages, math);
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   if (!g.values_fit())
-    return fmt::format("math=mma: {} warps cannot split the 512 value dims into blocks of 16", g.warps());
+    return fmt::format("math={}: {} warps cannot split the 512 value dims into blocks of 16", math, g.warps());
   if (auto why = shared_excess(g.shared_bytes(), target)) return why;
   return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target);
 }

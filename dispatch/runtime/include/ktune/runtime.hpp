@@ -48,65 +48,46 @@ inline Result to_result(const ktune_result& r) {
   return {static_cast<Status>(r.status), r.message, r.has_fallback_key != 0, r.fallback_key, r.splits,
           r.from_override != 0};
 }
+// Calls one of the C functions, whose last parameter is the result, and converts that result.
+template <class F, class... Args>
+inline Result call(F function, Args... args) noexcept {
+  ktune_result r{};
+  function(args..., &r);
+  return to_result(r);
+}
 }  // namespace runtime_detail
 
 // Launches mla_decode on `stream` (CUstream / hipStream_t; nullptr: the default stream).
 inline Result mla_decode(void* stream, ktune_mla_decode_args args) noexcept {
   args.stream = stream;
-  ktune_result r{};
-  ktune_mla_decode(&args, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_mla_decode, &args);
 }
-
 inline Result mla_decode_workspace_size(const ktune_mla_decode_args& args, std::size_t& bytes) noexcept {
-  ktune_result r{};
-  ktune_mla_decode_workspace_size(&args, &bytes, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_mla_decode_workspace_size, &args, &bytes);
 }
-
 inline Result mla_decode_select(const ktune_mla_decode_key& key) noexcept {
-  ktune_result r{};
-  ktune_mla_decode_select(&key, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_mla_decode_select, &key);
 }
-
 inline Result mla_decode_select(const char* arch, const ktune_mla_decode_key& key) noexcept {
-  ktune_result r{};
-  ktune_mla_decode_select_for_arch(arch, &key, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_mla_decode_select_for_arch, arch, &key);
 }
 
 // Launches qk_rope_cache on `stream` (CUstream / hipStream_t; nullptr: the default stream).
 inline Result qk_rope_cache(void* stream, ktune_qk_rope_cache_args args) noexcept {
   args.stream = stream;
-  ktune_result r{};
-  ktune_qk_rope_cache(&args, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_qk_rope_cache, &args);
 }
-
 inline Result qk_rope_cache_workspace_size(const ktune_qk_rope_cache_args& args, std::size_t& bytes) noexcept {
-  ktune_result r{};
-  ktune_qk_rope_cache_workspace_size(&args, &bytes, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_qk_rope_cache_workspace_size, &args, &bytes);
 }
-
 inline Result qk_rope_cache_select(const ktune_qk_rope_cache_key& key) noexcept {
-  ktune_result r{};
-  ktune_qk_rope_cache_select(&key, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_qk_rope_cache_select, &key);
 }
-
 inline Result qk_rope_cache_select(const char* arch, const ktune_qk_rope_cache_key& key) noexcept {
-  ktune_result r{};
-  ktune_qk_rope_cache_select_for_arch(arch, &key, &r);
-  return runtime_detail::to_result(r);
+  return runtime_detail::call(ktune_qk_rope_cache_select_for_arch, arch, &key);
 }
 
-inline Result override_status() noexcept {
-  ktune_result r{};
-  ktune_runtime_override_status(&r);
-  return runtime_detail::to_result(r);
-}
+inline Result override_status() noexcept { return runtime_detail::call(ktune_runtime_override_status); }
 
 inline std::string_view runtime_info() noexcept { return ktune_runtime_info(); }
 
