@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-11-29T19:20:17Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 4b4aa42ad35fb93c, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.0tUw58kPjU/mla_decode.db --budget 90 --timeout 20
+     run 1, started 2026-12-01T08:44:47Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 9e014cf5ff772d07, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.UI1bJ4MdCf/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -52,8 +52,8 @@ struct Config {
   std::int64_t rows;  // [16, 128]: query rows (head x token) per CTA: 16, 32, 64 or 128
   std::int64_t keys;  // [16, 128]: keys per KV tile: 16, 32 or 64; mma also 128 (wgmma: 32 or 64)
   std::int64_t threads;  // [64, 512]: threads per CTA: 64, 128, 256 or 512
-  std::int64_t stages;  // [1, 4]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma: KV tiles in the ring (2..4)
-  std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys until about n CTAs run per compute unit
+  std::int64_t stages;  // [1, 10]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma: slots of the ring of KV tiles (up to 10; a slot holds a tile, or 32 keys of a longer mma tile; two tiles' worth at least)
+  std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer
   Math math;  // one of simt, mma, wgmma: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD) or wgmma (mma with Q K^T on Hopper's warpgroup products, sm_90a)
 };
 
@@ -134,39 +134,40 @@ struct ArchTable {
   std::size_t size;
 };
 
-inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 1, 0, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 1, 0>", "ktune::mla_combine<64>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 1, 1, 1, 0>", "ktune::mla_combine<64>"};
+inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 5, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<16, 32, 128, 10, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 5, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 10, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 116.72000214457512},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 20
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 124.36800077557564},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 143.51999759674072},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames0, 2, 256, 226816, 232.28800296783447},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames0, 2, 256, 226816, 305.6959956884384},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames0, 2, 256, 226816, 598.4000265598297},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
-    {{16, 32, 128, 4, 2, Math::mma}, kNames1, 2, 128, 101760, 90.69599956274033},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 34
-    {{16, 32, 128, 4, 2, Math::mma}, kNames1, 2, 128, 101760, 167.56799817085266},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 110
-    {{64, 32, 256, 4, 2, Math::mma}, kNames2, 2, 256, 161280, 228.04799675941467},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 4, 2, Math::mma}, kNames2, 2, 256, 161280, 361.63200438022614},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 4, 0, Math::mma}, kNames2, 2, 256, 161280, 443.4400051832199},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 4, 0, Math::mma}, kNames2, 2, 256, 161280, 876.1760294437408},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 167296, 103.15199941396713},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 52
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 125.67999958992004},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 142.84799993038177},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames4, 2, 256, 226816, 227.6799976825714},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames4, 2, 256, 226816, 303.74400317668915},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames4, 2, 256, 226816, 594.3839848041534},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 556
-    {{16, 32, 128, 4, 2, Math::mma}, kNames5, 2, 128, 101760, 106.27199709415436},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 72
-    {{16, 32, 128, 4, 2, Math::mma}, kNames5, 2, 128, 101760, 191.44000113010406},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 148
-    {{64, 32, 256, 4, 2, Math::mma}, kNames6, 2, 256, 161280, 228.7680059671402},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 4, 2, Math::mma}, kNames6, 2, 256, 161280, 360.84799468517303},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 4, 0, Math::mma}, kNames6, 2, 256, 161280, 445.93600928783417},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 4, 0, Math::mma}, kNames6, 2, 256, 161280, 877.0880103111267},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
+    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 204160, 78.44799757003784},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 107.28000104427338},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 125.60000270605087},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 198.7679973244667},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 226816, 307.2959929704666},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 600.0480055809021},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 113.68000134825706},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 34
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 192.4320012331009},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 110
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 203.16799730062485},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 310.0159913301468},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 452.6880085468292},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 885.4399919509888},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
+    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 204160, 78.66399735212326},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 52
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 105.28000071644783},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 124.54399839043617},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 197.83999770879745},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 226816, 306.43200874328613},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 596.671998500824},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 117.07199737429619},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 72
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 200.00000298023224},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 148
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 200.1120001077652},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 309.88800525665283},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 449.40800964832306},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 883.5840225219727},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 584
 };
 
 // sm_90a

@@ -36,6 +36,11 @@ KTUNE_GEOMETRY_FN int min_of(int a, int b) { return a < b ? a : b; }
 constexpr int kWgmmaRows = 64;
 constexpr int kWgmmaThreads = 2 * 4 * 32;
 KTUNE_GEOMETRY_FN bool wgmma_keys(int keys) { return keys == 32 || keys == 64; }
+
+// The matrix-core kernels' ring of shared-memory slots (MmaGeometry::ring_keys): a slot holds at
+// most kRingSlotKeys keys, a larger tile takes several, and the ring has up to kMaxRingSlots.
+constexpr int kRingSlotKeys = 32;
+constexpr int kMaxRingSlots = 10;
 KTUNE_GEOMETRY_FN int ceil_div(int a, int b) { return (a + b - 1) / b; }
 KTUNE_GEOMETRY_FN bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -131,7 +136,7 @@ struct MmaGeometry {
   int rows;      // query rows per CTA, a multiple of 16
   int keys;      // keys per KV tile, a multiple of 16
   int threads;   // threads per CTA
-  int stages;    // KV tiles in the shared-memory ring (2..4): stages - 1 are in flight during compute
+  int stages;    // slots of the shared-memory ring (ring_keys() keys each), 2 tiles' worth or more
   int kv_dtype;
   int warp;      // 32 (NVIDIA) or 64 (AMD CDNA)
   int qk_wgmma;  // 1: Q K^T on wgmma (math = "wgmma"), 0: on mma.sync / MFMA (math = "mma")
@@ -162,8 +167,8 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int accumulators() const { return m_tiles() * pv_blocks() * lane_acc(); }
 
   // Shared memory, in bytes: the q tile (bf16 queries; fp16, pre-scaled, on the fp8 path) has rows
-  // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring holds `stages` KV
-  // tiles as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
+  // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring's slots hold KV rows
+  // as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
   // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (fp16) has rows
   // padded by 16 bytes. Then one fp32 per (key block, row) for the cross-warp row reductions.
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
@@ -171,20 +176,27 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
   KTUNE_GEOMETRY_FN int ring_row_bytes() const { return fp8() ? 640 : tile_row_bytes(); }
   KTUNE_GEOMETRY_FN int ring_offset() const { return rows * tile_row_bytes(); }
-  KTUNE_GEOMETRY_FN int stage_bytes() const { return keys * ring_row_bytes(); }
+  // The ring: `stages` slots of ring_keys() keys; tile t takes tile_slots() consecutive slots
+  // (mod stages), and the copies run stages - 2 tile_slots() slots ahead of the tile in compute.
+  // Slots smaller than a tile let a ring hold a fractional number of tiles: rows = 16 with 64-key
+  // tiles fits 5 slots of 32 keys (1.5 tiles in flight during compute) where 3 whole tiles do not
+  // fit. wgmma reads a warpgroup's keys as one operand of panels, so its slot is the whole tile.
+  KTUNE_GEOMETRY_FN int ring_keys() const { return qk_wgmma ? keys : min_of(keys, kRingSlotKeys); }
+  KTUNE_GEOMETRY_FN int tile_slots() const { return keys / ring_keys(); }
+  KTUNE_GEOMETRY_FN int stage_bytes() const { return ring_keys() * ring_row_bytes(); }
   KTUNE_GEOMETRY_FN int p_stride() const { return keys * 2 + 16; }
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
   KTUNE_GEOMETRY_FN int p_bytes() const { return rows * p_stride(); }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
   KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
 
-  // Copies, in 16-byte chunks: a group of copy_threads_per_key() threads moves one key row
-  // (9 chunks each, 128 or 64 contiguous bytes per group and instruction), so that each thread
-  // looks up a page once per key rather than once per chunk.
+  // Copies, in 16-byte chunks, one ring slot at a time: a group of copy_threads_per_key() threads
+  // moves one key row (9 chunks each, 128 or 64 contiguous bytes per group and instruction), so
+  // that each thread looks up a page once per key rather than once per chunk.
   KTUNE_GEOMETRY_FN int chunks_per_row() const { return raw_row_bytes() / 16; }
   KTUNE_GEOMETRY_FN int copy_threads_per_key() const { return chunks_per_row() / 9; }
   KTUNE_GEOMETRY_FN int copy_keys_per_pass() const { return threads / copy_threads_per_key(); }
-  KTUNE_GEOMETRY_FN int copy_passes() const { return ceil_div(keys, copy_keys_per_pass()); }
+  KTUNE_GEOMETRY_FN int copy_passes() const { return ceil_div(ring_keys(), copy_keys_per_pass()); }
   KTUNE_GEOMETRY_FN int q_chunks_per_thread() const { return ceil_div(rows * (kHeadDim * 2 / 16), threads); }
 
   // 32-bit registers a thread keeps live in the tile loop: O accumulators, S blocks (in
@@ -204,8 +216,8 @@ struct MmaGeometry {
 
   // Layout conditions; the kernel static_asserts them and the host reports which one fails.
   KTUNE_GEOMETRY_FN bool shape_ok() const {
-    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(threads) && stages >= 2 &&
-           stages <= 4 && kv_dtype >= kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) &&
+    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(threads) &&
+           stages >= 2 * tile_slots() && stages <= kMaxRingSlots && kv_dtype >= kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) &&
            threads >= warp;
   }
   // The fp8 path's P V step covers two 16-dim blocks.

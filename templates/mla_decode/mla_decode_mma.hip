@@ -2,9 +2,10 @@
 // workspace layout and template parameters as the SIMT kernel (mla_decode.hip), FlashAttention-2
 // style inside a CTA (geometry: mla_tile::MmaGeometry):
 //   - the CTA's ROWS query rows (H x L folded, padded to m-tiles of 16) are the M dimension;
-//   - KV tiles of KEYS keys stream through a ring of STAGES shared-memory slots with 16-byte
-//     asynchronous copies (common/async_copy.hpp), gathered through the block table per key, so
-//     that STAGES - 1 tiles are in flight while the CTA computes on one; fp8 tiles travel and stay
+//   - KV tiles of KEYS keys stream through a ring of STAGES shared-memory slots (a tile takes one
+//     or, past 32 keys, several: MmaGeometry::ring_keys) with 16-byte asynchronous copies
+//     (common/async_copy.hpp), gathered through the block table per key, so that all slots but
+//     two tiles' are in flight while the CTA computes on one tile; fp8 tiles travel and stay
 //     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
 //     to the matrix cores, as K (all 576 dims) and as V (the first 512);
 //   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; or, with
@@ -60,7 +61,7 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 }  // namespace mla_detail
 
 // Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA) or 2 (Q K^T on wgmma, sm_90a; see
-// MmaGeometry::qk_wgmma). STAGES: KV tiles in the ring (2..4).
+// MmaGeometry::qk_wgmma). STAGES: slots in the ring (MmaGeometry::ring_keys).
 // Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes().
 template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
 __global__ void __launch_bounds__(THREADS)
@@ -108,19 +109,24 @@ __global__ void __launch_bounds__(THREADS)
   const int kv_len = kv_lens[b];
   const int live_m_tiles = ceil_div(min_of(ROWS, rows_per_request - row0), 16);  // m-tiles with a real row
 
-  // This CTA's keys: its split's chunk, cut where its last row stops seeing keys.
+  // This CTA's keys: its split's chunk, cut where its last row stops seeing keys. Its tiles are
+  // copied slot by slot: SLOTS ring slots of SLOT_KEYS keys per tile.
   const int split_len = ceil_div(ceil_div(kv_len, num_splits), KEYS) * KEYS;
   const int k_begin = split * split_len;
   const int last_row = min_of(row0 + ROWS, rows_per_request) - 1;
   const int k_end =
       min_of(min_of(kv_len, k_begin + split_len), visible_keys<CAUSAL, MASK_SHIFT>(last_row, kv_len, heads, block_len));
   const int num_tiles = k_end > k_begin ? ceil_div(k_end - k_begin, KEYS) : 0;
+  constexpr int SLOT_KEYS = G.ring_keys();
+  constexpr int SLOTS = G.tile_slots();
+  const int num_slots = num_tiles * SLOTS;
 
-  // Queues the copies of tile t into ring slot t % STAGES. A group of threads per key row, so
-  // that a thread looks the page up once per key; keys at or past k_end become zeros (their pages
-  // may not exist, and P V must not meet stale non-finite values). The page lookups of a tile are
-  // made one tile ahead of its copies (TileRows): a warp issues in order, and a copy waiting on a
-  // block-table load would hold the warp's matrix work behind a global-memory round trip.
+  // Queues the copies of the keys of slot u (the CTA's keys u * SLOT_KEYS ..) into ring slot
+  // u % STAGES. A group of threads per key row, so that a thread looks the page up once per key;
+  // keys at or past k_end become zeros (their pages may not exist, and P V must not meet stale
+  // non-finite values). The page lookups of a slot are made one tile ahead of its copies
+  // (SlotRows): a warp issues in order, and a copy waiting on a block-table load would hold the
+  // warp's matrix work behind a global-memory round trip.
   const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
   constexpr int STAGE_BYTES = G.stage_bytes();
   constexpr int RAW_ROW_BYTES = G.raw_row_bytes();
@@ -128,27 +134,27 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int COPY_PASSES = G.copy_passes();
   constexpr int KEYS_PER_PASS = G.copy_keys_per_pass();
   constexpr int CHUNKS_PER_THREAD = G.chunks_per_row() / TPK;
-  struct TileRows {
+  struct SlotRows {
     i64 row[COPY_PASSES];  // cache row of this thread's key in each pass; -1: none (zeros)
   };
-  auto look_up = [&](int t) {
-    TileRows r;
-    const int tile_start = k_begin + t * KEYS;
+  auto look_up = [&](int u) {
+    SlotRows r;
+    const int slot_start = k_begin + u * SLOT_KEYS;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const int key = pass * KEYS_PER_PASS + tid / TPK;
-      const int j = tile_start + key;
-      const bool valid = t < num_tiles && key < KEYS && j < k_end;
+      const int j = slot_start + key;
+      const bool valid = u < num_slots && key < SLOT_KEYS && j < k_end;
       r.row[pass] = valid ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : -1;
     }
     return r;
   };
-  auto issue_tile = [&](int t, const TileRows& rows) {
-    u8* const slot = sRing + (t % STAGES) * STAGE_BYTES;
+  auto issue_slot = [&](int u, const SlotRows& rows) {
+    u8* const slot = sRing + (u % STAGES) * STAGE_BYTES;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const int key = pass * KEYS_PER_PASS + tid / TPK;
-      if (key < KEYS) {
+      if (key < SLOT_KEYS) {
         const bool valid = rows.row[pass] >= 0;
         const i64 cache_row = valid ? rows.row[pass] : 0;
         const u8* const row = kv_cache + cache_row * RAW_ROW_BYTES;
@@ -173,8 +179,9 @@ __global__ void __launch_bounds__(THREADS)
     }
   };
 
-  // Prologue: the q tile (zeros for padding rows) with tile 0 in the first group, then the other
-  // tiles that the ring holds ahead, one group each (empty groups keep the count uniform).
+  // Prologue: the q tile (zeros for padding rows) with slot 0 in the first group, then the other
+  // slots that the ring holds ahead, one group each (empty groups keep the count uniform): slots
+  // 0 .. STAGES - SLOTS - 1, all but one tile's worth.
   const u16* const q_request = q + static_cast<i64>(b) * rows_per_request * kHeadDim;
 #pragma unroll
   for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
@@ -187,11 +194,11 @@ __global__ void __launch_bounds__(THREADS)
       async_copy::copy16<0>(sQ + QTile::offset(r, chunk * 16), src, valid);
     }
   }
-  if (num_tiles > 0) issue_tile(0, look_up(0));
+  if (num_slots > 0) issue_slot(0, look_up(0));
   async_copy::commit();
 #pragma unroll
-  for (int s = 1; s < STAGES - 1; ++s) {
-    if (s < num_tiles) issue_tile(s, look_up(s));
+  for (int u = 1; u < STAGES - SLOTS; ++u) {
+    if (u < num_slots) issue_slot(u, look_up(u));
     async_copy::commit();
   }
   // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output. The
@@ -201,7 +208,7 @@ __global__ void __launch_bounds__(THREADS)
   constexpr float kv_unit = FP8 ? Decode::kScale : 1.f;
   const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
   if constexpr (FP8) {
-    async_copy::wait<STAGES - 2>();
+    async_copy::wait<STAGES - SLOTS - 1>();  // the first group
 #pragma unroll
     for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
       const int idx = tid + v * THREADS;
@@ -247,12 +254,18 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
     for (int pb = 0; pb < PVB; ++pb) mc::zero(acc[mt][pb]);
 
-  TileRows ahead = look_up(STAGES - 1);
+  // Tile t's iteration queues the slots that tile t - 1 freed, t * SLOTS + STAGES - SLOTS onwards.
+  SlotRows ahead[SLOTS];
+#pragma unroll
+  for (int j = 0; j < SLOTS; ++j) ahead[j] = look_up(STAGES - SLOTS + j);
   for (int t = 0; t < num_tiles; ++t) {
-    async_copy::wait<STAGES - 2>();  // tile t (and the q tile) landed, for this thread's copies
+    // Tile t (and the q tile) landed, for this thread's copies: the slots of the next tile and
+    // those queued past it, STAGES - 2 SLOTS groups, may still be in flight.
+    async_copy::wait<STAGES - 2 * SLOTS>();
     if constexpr (WGMMA) wg::proxy_fence();  // ... also for the tensor cores' reads
-    __syncthreads();                 // ... and for everyone's; the slot of tile t - 1 is free
-    const u8* const tile = sRing + (t % STAGES) * G.stage_bytes();
+    __syncthreads();                 // ... and for everyone's; the slots of tile t - 1 are free
+    // Where key k of tile t lies: row k % SLOT_KEYS of the ring slot that key_slot(k) returns.
+    auto key_slot = [&](int k) -> const u8* { return sRing + ((t * SLOTS + k / SLOT_KEYS) % STAGES) * STAGE_BYTES; };
     const int tile_start = k_begin + t * KEYS;
 
     // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
@@ -269,12 +282,18 @@ __global__ void __launch_bounds__(THREADS)
     // w % 4). The product runs on the tensor cores while the warps queue the next tile's copies,
     // whose issue can stall a warp for as long as the memory system takes to accept them.
     static_assert(!WGMMA || (QMT == 1 && QKC == 1 && ROWS == kWgmmaRows), "wgmma: 64 rows, one chain");
-    if constexpr (WGMMA) wg::start_product<QKB * 16, kHeadDim, ROWS, KEYS>(s[0], sQ, tile + Tile::offset(qk_key0, 0));
-    if (t + STAGES - 1 < num_tiles) {
-      issue_tile(t + STAGES - 1, ahead);  // into the slot of tile t - 1
-      ahead = look_up(t + STAGES);
+    static_assert(!WGMMA || SLOTS == 1, "wgmma: a tile is one slot");
+    if constexpr (WGMMA)
+      wg::start_product<QKB * 16, kHeadDim, ROWS, KEYS>(s[0], sQ, key_slot(0) + Tile::offset(qk_key0, 0));
+#pragma unroll
+    for (int j = 0; j < SLOTS; ++j) {
+      const int u = t * SLOTS + STAGES - SLOTS + j;  // into a slot of tile t - 1
+      if (u < num_slots) {
+        issue_slot(u, ahead[j]);
+        ahead[j] = look_up(u + SLOTS);
+      }
+      async_copy::commit();
     }
-    async_copy::commit();
     if constexpr (WGMMA) wg::finish_product(s[0]);
     if (qk_warp) {
       if constexpr (!WGMMA) {  // S on mma.sync / MFMA (wgmma filled it above)
@@ -288,12 +307,13 @@ __global__ void __launch_bounds__(THREADS)
             for (int qm = 0; qm < QMT; ++qm) a[qm] = mc::load_qk_a<QTile>(sQ, (qk_m0 + qm) * 16, d);
 #pragma unroll
             for (int kb = 0; kb < QKB; ++kb) {
+              const int key = qk_key0 + kb * 16;  // a block of 16 keys lies in one slot
               if constexpr (!FP8) {
-                const mc::QkB k = mc::load_qk_b<Tile>(tile, qk_key0 + kb * 16, d);
+                const mc::QkB k = mc::load_qk_b<Tile>(key_slot(key), key % SLOT_KEYS, d);
 #pragma unroll
                 for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);
               } else {
-                const mc::QkB k = mc::decode<Decode>(mc::load_qk_b8<Codes>(tile, qk_key0 + kb * 16, d));
+                const mc::QkB k = mc::decode<Decode>(mc::load_qk_b8<Codes>(key_slot(key), key % SLOT_KEYS, d));
 #pragma unroll
                 for (int qm = 0; qm < QMT; ++qm) mc::mma_qk_f16(chains[c][qm][kb], a[qm], k);
               }
@@ -390,6 +410,8 @@ __global__ void __launch_bounds__(THREADS)
     // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4, and 16 rows in wgmma's 64, 1.
 #pragma unroll
     for (int kb = 0; kb < KEYS / 16; ++kb) {
+      const u8* const slot = key_slot(kb * 16);
+      const int key = kb * 16 % SLOT_KEYS;
       mc::PvA p[MT];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
@@ -397,7 +419,7 @@ __global__ void __launch_bounds__(THREADS)
       if constexpr (!FP8) {
 #pragma unroll
         for (int pb = 0; pb < PVB; ++pb) {
-          const mc::PvB v = mc::to_f16(mc::load_pv_b<Tile>(tile, kb * 16, pv_dim0 + pb * 16));
+          const mc::PvB v = mc::to_f16(mc::load_pv_b<Tile>(slot, key, pv_dim0 + pb * 16));
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt)
             if (mt < live_m_tiles) mc::mma_pv_f16(acc[mt][pb], p[mt], v);
@@ -405,7 +427,7 @@ __global__ void __launch_bounds__(THREADS)
       } else {
 #pragma unroll
         for (int pb = 0; pb < PVB; pb += 2) {
-          const mc::PvB16 v = mc::decode<Decode>(mc::load_pv_b8<Codes>(tile, kb * 16, pv_dim0 + pb * 16));
+          const mc::PvB16 v = mc::decode<Decode>(mc::load_pv_b8<Codes>(slot, key, pv_dim0 + pb * 16));
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt)
             if (mt < live_m_tiles) mc::mma_pv16(acc[mt][pb], acc[mt][pb + 1], p[mt], v);

@@ -95,11 +95,11 @@ TEST(BenchCli, InfeasibleConfigIsNamedForArch) {
 }
 
 TEST(BenchCli, ForceTimesAConfigTheFamilyPrunes) {
-  // A 2-tile ring of 32 keys where 3 tiles fit: pruned for speed, runnable all the same.
+  // A ring of 2 slots of 32 keys where 3 fit: pruned for speed, runnable all the same.
   const std::string shallow = "rows=16 keys=32 threads=128 stages=2 split=0 math=mma";
   auto refused = bench_config(kKey, shallow, "--arch sm_90a");
   EXPECT_EQ(refused.status, 1) << refused.output;
-  EXPECT_TRUE(contains(refused.output, "a ring of 3 tiles fits sm_90a")) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "a ring of 3 slots fits sm_90a")) << refused.output;
   EXPECT_TRUE(contains(refused.output, "--force")) << "says how to time it anyway: " << refused.output;
   if (has_gpu()) GTEST_SKIP() << "this machine has a GPU: the forced config would be timed";
   auto forced = bench_config(kKey, shallow, "--arch sm_90a --force");

@@ -66,7 +66,7 @@ TEST(MlaDecodeFamily, FieldsRoundTripThroughParams) {
 TEST(MlaDecodeFamily, NamesTheMainAndTheCombineKernel) {
   const auto names = family().name_expressions(to_params(Key{16, 2, false, num::KvDtype::fp8_e4m3fn, 32}),
                                                to_params(Config{32, 16, 256, 2, 4, 0}));
-  EXPECT_THAT(names, testing::ElementsAre("ktune::mla_decode<32, 16, 256, 2, 0, 1, 0, 0>", "ktune::mla_combine<64>"));
+  EXPECT_THAT(names, testing::ElementsAre("ktune::mla_decode<32, 16, 256, 2, 0, 1, 0, 0>", "ktune::mla_combine<256>"));
   // split is a host knob: configs that differ only in it share the instance.
   EXPECT_EQ(names, family().name_expressions(to_params(Key{128, 16, false, num::KvDtype::fp8_e4m3fn, 1}),
                                              to_params(Config{32, 16, 256, 2, 0, 0})));
@@ -138,7 +138,7 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_THAT(why_not(h16, {64, 32, 128, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("two warpgroups"));
   EXPECT_THAT(why_not(h16, {64, 16, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("32 or 64"));
   EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
-  EXPECT_THAT(why_not(h16, {64, 32, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 4 tiles"));
+  EXPECT_THAT(why_not(h16, {64, 32, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 4 slots"));
   // Each warpgroup takes half of the keys for all 64 rows; warp w holds m-tile w % 4.
   const auto g = mma_geometry({64, 64, 256, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
   EXPECT_TRUE(g.valid());
@@ -149,14 +149,16 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_EQ(g.qk_m_tile_of(5), 1);
   EXPECT_EQ(g.qk_chains(), 1);
   // Its shared memory is the mma kernel's: the panels hold the same bytes as the swizzled rows.
-  EXPECT_EQ(g.shared_bytes(), mma_geometry({64, 64, 256, 2, 0, kMathMma}, num::KvDtype::bf16, 32).shared_bytes());
+  // (mma's 64-key tiles take 2 slots of 32 keys each: 4 slots hold wgmma's 2 tiles.)
+  EXPECT_EQ(g.shared_bytes(), mma_geometry({64, 64, 256, 4, 0, kMathMma}, num::KvDtype::bf16, 32).shared_bytes());
 }
 
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
   const Key h16{16, 1, true, num::KvDtype::bf16, 128};
-  EXPECT_EQ(why_not(h16, {16, 64, 128, 2, 0, kMathMma}, "sm_90a"), std::nullopt);
-  EXPECT_EQ(why_not(h16, {16, 32, 128, 4, 0, kMathMma}, "sm_90a"), std::nullopt);
-  EXPECT_EQ(why_not({128, 1, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 256, 4, 0, kMathMma}, "sm_90a"),
+  // 5 slots of 32 keys: a 64-key tile in compute, one and a half in flight.
+  EXPECT_EQ(why_not(h16, {16, 64, 128, 5, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h16, {16, 32, 128, 5, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not({128, 1, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 256, 7, 0, kMathMma}, "sm_90a"),
             std::nullopt);
   // gfx90a's 64 KiB hold a ring of 16-key tiles, and its 64-wide waves run one warp per CTA.
   EXPECT_EQ(why_not(h16, {16, 16, 64, 2, 0, kMathMma}, "gfx90a"), std::nullopt);
@@ -165,29 +167,37 @@ TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
 TEST(MlaDecodeFamily, TilesOf128KeysAreForTheMatrixCoresFp8Rings) {
   const Key fp8{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
   const Key bf16{16, 1, true, num::KvDtype::bf16, 128};
-  // Two 80 KiB tiles of codes fit next to q; a bf16 tile alone is 144 KiB.
-  EXPECT_EQ(why_not(fp8, {16, 128, 256, 2, 0, kMathMma}, "sm_90a"), std::nullopt);
-  EXPECT_THAT(why_not(fp8, {16, 128, 256, 3, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
-  EXPECT_THAT(why_not(bf16, {16, 128, 256, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  // Ten 20 KiB slots of 32 keys' codes (two tiles and a half) fit next to q; the 8 slots of two
+  // bf16 tiles take 288 KiB.
+  EXPECT_EQ(why_not(fp8, {16, 128, 256, 10, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(fp8, {16, 128, 256, 9, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 10 slots"));
+  EXPECT_THAT(why_not(fp8, {16, 128, 256, 7, 0, kMathMma}, "sm_90a").value_or(""),
+              HasSubstr("ring of 8..10 slots of 32 keys"));
+  EXPECT_THAT(why_not(bf16, {16, 128, 256, 8, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   EXPECT_THAT(why_not(fp8, {16, 128, 256, 1, 0, kMathSimt}, "sm_90a").value_or(""), HasSubstr("keys=128 is math=mma's"));
   EXPECT_THAT(unrunnable({16, 256, 256, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, target_limits("sm_90a")).value_or(""),
               HasSubstr("keys=256"));
   // All 8 warps take a key block in Q K^T.
-  EXPECT_EQ(mma_geometry({16, 128, 256, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, 32).qk_warps(), 8);
+  EXPECT_EQ(mma_geometry({16, 128, 256, 9, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, 32).qk_warps(), 8);
 }
 
 TEST(MlaDecodeFamily, PrunesMmaConfigsThatCannotRunAndSaysWhy) {
   const Key h128{128, 1, true, num::KvDtype::bf16, 128};
   EXPECT_THAT(why_not(h128, {16, 64, 128, 1, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("stages=1"));
   EXPECT_THAT(why_not(h128, {16, 64, 128, 3, 0, kMathSimt}, "sm_90a").value_or(""), HasSubstr("stages=3"));
-  // q (16 x 1152 bytes) and 3 tiles of 64 keys x 1152 bytes: 239 KiB > 227 KiB.
-  EXPECT_THAT(why_not(h128, {16, 64, 128, 3, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  // q (16 x 1152 bytes) and 6 slots of 32 keys x 1152 bytes: 239 KiB > 227 KiB.
+  EXPECT_THAT(why_not(h128, {16, 64, 128, 6, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  // A 64-key tile takes 2 slots of 32 keys, and the ring holds two tiles at least.
+  EXPECT_THAT(why_not(h128, {16, 64, 128, 3, 0, kMathMma}, "sm_90a").value_or(""),
+              HasSubstr("stages=3: math=mma streams keys=64 tiles through a ring of 4..10 slots of 32 keys"));
+  EXPECT_THAT(why_not(h128, {16, 32, 128, 1, 0, kMathMma}, "sm_90a").value_or(""),
+              HasSubstr("ring of 2..10 slots of 32 keys"));
   // 32 rows x 512 dims over 64 threads = 256 accumulators per thread.
   EXPECT_THAT(why_not(h128, {32, 32, 64, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("registers"));
   EXPECT_THAT(why_not(h128, {16, 32, 64, 2, 0, kMathMma}, "gfx90a").value_or(""), HasSubstr("shared memory"))
       << "two 32-key tiles and q exceed 64 KiB";
   // unrunnable() is infeasible() without the rules about speed.
-  EXPECT_THAT(unrunnable({16, 64, 128, 3, 0, kMathMma}, num::KvDtype::bf16, target_limits("sm_90a")).value_or(""),
+  EXPECT_THAT(unrunnable({16, 64, 128, 6, 0, kMathMma}, num::KvDtype::bf16, target_limits("sm_90a")).value_or(""),
               HasSubstr("shared memory"));
   EXPECT_EQ(unrunnable({16, 32, 128, 2, 0, kMathMma}, num::KvDtype::bf16, target_limits("sm_90a")), std::nullopt);
 }
@@ -196,10 +206,12 @@ TEST(MlaDecodeFamily, PrunesMmaConfigsThatASiblingBeats) {
   const Key h128{128, 1, true, num::KvDtype::bf16, 128};
   // Each pruned config next to the sibling that beats it, which stays feasible.
   EXPECT_THAT(why_not(h128, {16, 16, 128, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
-  EXPECT_EQ(why_not(h128, {16, 32, 128, 4, 0, kMathMma}, "sm_90a"), std::nullopt);
-  EXPECT_THAT(why_not(h128, {16, 32, 128, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 3 tiles"));
-  EXPECT_THAT(why_not(h128, {16, 32, 256, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("sit Q K^T out"));
-  EXPECT_EQ(why_not(h128, {16, 64, 256, 2, 0, kMathMma}, "sm_90a"), std::nullopt) << "4 of 8 warps in Q K^T";
+  EXPECT_EQ(why_not(h128, {16, 32, 128, 5, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h128, {16, 32, 128, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
+  EXPECT_THAT(why_not(h128, {16, 32, 128, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 5 slots"));
+  EXPECT_THAT(why_not(h128, {16, 32, 256, 5, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("sit Q K^T out"));
+  EXPECT_EQ(why_not(h128, {16, 64, 256, 5, 0, kMathMma}, "sm_90a"), std::nullopt) << "4 of 8 warps in Q K^T";
+  EXPECT_THAT(why_not(h128, {16, 64, 256, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 5 slots"));
   // Where 32-key tiles do not fit (gfx90a), 16-key tiles are what there is.
   EXPECT_EQ(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "gfx90a"), std::nullopt);
   EXPECT_THAT(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
@@ -207,19 +219,22 @@ TEST(MlaDecodeFamily, PrunesMmaConfigsThatASiblingBeats) {
 
 TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
   const Key bf16{16, 1, false, num::KvDtype::bf16, 1};
-  const LaunchInfo info = family().launch_info(to_params(bf16), to_params(Config{16, 64, 128, 2, 0, kMathMma}));
+  const LaunchInfo info = family().launch_info(to_params(bf16), to_params(Config{16, 64, 128, 5, 0, kMathMma}));
   EXPECT_EQ(info.threads_per_block, 128);
-  // q and 2 ring tiles of 1152-byte rows, P in fp16 (rows of 64 x 2 + 16 bytes), and one fp32
-  // per (key block, row).
-  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 2 * 64 * 1152 + 16 * 144 + 4 * 16 * 4);
-  // fp8: ring tiles of codes in rows padded to 640 bytes (decoded in registers, no bf16 tile).
+  // q and 5 ring slots of 32 rows of 1152 bytes, P in fp16 (rows of 64 x 2 + 16 bytes), and one
+  // fp32 per (key block, row).
+  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 5 * 32 * 1152 + 16 * 144 + 4 * 16 * 4);
+  // fp8: ring slots of codes in rows padded to 640 bytes (decoded in registers, no bf16 tile).
   const Key fp8{16, 1, false, num::KvDtype::fp8_e4m3fn, 1};
-  EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 3, 0, kMathMma})).shared_bytes,
-            16 * 1152 + 3 * 64 * 640 + 16 * 144 + 4 * 16 * 4);
+  EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 6, 0, kMathMma})).shared_bytes,
+            16 * 1152 + 6 * 32 * 640 + 16 * 144 + 4 * 16 * 4);
+  // wgmma's slot is its whole tile.
+  EXPECT_EQ(family().launch_info(to_params(bf16), to_params(Config{64, 64, 256, 2, 0, kMathWgmma})).shared_bytes,
+            64 * 1152 + 2 * 64 * 1152 + 64 * 144 + 4 * 64 * 4);
   // The warp size changes the registers, not the shared memory that launch_info reports.
-  EXPECT_EQ(mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 64).shared_bytes(), info.shared_bytes);
-  EXPECT_NE(mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 64).live_registers(),
-            mma_geometry({16, 64, 128, 2, 0, kMathMma}, num::KvDtype::bf16, 32).live_registers());
+  EXPECT_EQ(mma_geometry({16, 64, 128, 5, 0, kMathMma}, num::KvDtype::bf16, 64).shared_bytes(), info.shared_bytes);
+  EXPECT_NE(mma_geometry({16, 64, 128, 5, 0, kMathMma}, num::KvDtype::bf16, 64).live_registers(),
+            mma_geometry({16, 64, 128, 5, 0, kMathMma}, num::KvDtype::bf16, 32).live_registers());
 }
 
 TEST(MlaDecodeFamily, HeadsAndBlockLengthAreCoveredByLargerTunings) {
@@ -288,7 +303,11 @@ TEST(MlaDecodeSplitPolicy, SplitsSmallBatchesOfLongContexts) {
   SplitInputs some = small;
   some.batch = 32;
   some.row_tiles = 2;
-  EXPECT_EQ(num_splits(some), 5) << "ceil(264 / 64)";
+  EXPECT_EQ(num_splits(some), 4) << "264 / 64 rounded down: no CTA past the second wave";
+  some.ctas_per_unit = 1;
+  EXPECT_EQ(num_splits(some), 2) << "132 / 64 rounded down";
+  some.batch = 67;
+  EXPECT_EQ(num_splits(some), 1) << "134 CTAs already pass one wave";
   SplitInputs short_ctx = small;
   short_ctx.max_kv_len = 100;
   EXPECT_EQ(num_splits(short_ctx), 3) << "two tiles of 16 keys per split";

@@ -50,7 +50,7 @@ std::optional<std::string> shared_excess(int bytes, const TargetLimits& target) 
 
 std::optional<std::string> simt_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   if (!one_of(c.stages, {1, 2}))
-    return fmt::format("stages={}: math=simt has 1 or 2 (a ring of 3..4 is mma's)", c.stages);
+    return fmt::format("stages={}: math=simt has 1 or 2 (a deeper ring is mma's)", c.stages);
   const mla_tile::Geometry g = geometry(c, kv_dtype);
   if (!g.scores_fit())
     return fmt::format("rows x keys = {} scores do not spread evenly over threads={}", c.rows * c.keys, c.threads);
@@ -79,11 +79,14 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
                        math, target.arch);
   // The ring is what hides the memory latency: a shallower one than fits keeps fewer bytes in
   // flight. (Two CTAs with half-depth rings on one compute unit hold the same bytes as one with a
-  // full ring, each with its own copy of the barriers' stalls.)
+  // full ring, each with its own copy of the barriers' stalls: on the H200, H=16 L=1 B=128
+  // ctx=8192 bf16, rows=16 keys=32 stages=2 split=2 forced to 2 CTAs per SM ran 423 us at 128
+  // threads and 527 us at 256, against 346 us for one CTA with a ring of two 64-key tiles;
+  // ktune bench --force, 2026-12-01.)
   Config deeper = c;
   deeper.stages = c.stages + 1;
-  if (c.stages < 4 && fits(deeper))
-    return fmt::format("math={}: a ring of {} tiles fits {} and keeps more bytes in flight", math, deeper.stages,
+  if (c.stages < mla_tile::kMaxRingSlots && fits(deeper))
+    return fmt::format("math={}: a ring of {} slots fits {} and keeps more bytes in flight", math, deeper.stages,
                        target.arch);
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
   // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
@@ -113,9 +116,11 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
 // The matrix-core kernel's limits, for math=mma and math=wgmma (named in the reasons).
 std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   const std::string math = math_name(c);
-  if (!one_of(c.stages, {2, 3, 4}))
-    return fmt::format("stages={}: math={} streams through a ring of 2..4 KV tiles", c.stages, math);
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
+  if (c.stages < 2 * g.tile_slots() || c.stages > mla_tile::kMaxRingSlots)
+    return fmt::format("stages={}: math={} streams keys={} tiles through a ring of {}..{} slots of {} keys (two "
+                       "tiles' worth at least)",
+                       c.stages, math, c.keys, 2 * g.tile_slots(), mla_tile::kMaxRingSlots, g.ring_keys());
   if (!g.values_fit())
     return fmt::format("math={}: {} warps cannot split the 512 value dims into blocks of 16", math, g.warps());
   if (auto why = shared_excess(g.shared_bytes(), target)) return why;

@@ -28,7 +28,7 @@ struct Config {
   int rows = 0;     // query rows (h, l pairs) per CTA
   int keys = 0;     // keys per KV tile
   int threads = 0;  // threads per CTA (a vendor-neutral knob: the warp size differs)
-  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma: ring slots (2..4)
+  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma: ring slots (MmaGeometry::ring_keys)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
   int math = 0;     // kMathSimt, kMathMma or kMathWgmma
 };
@@ -61,6 +61,6 @@ Params to_params(const Shape& s);
 // (0 in production).
 std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal, int mask_shift = 0);
 std::string combine_kernel_name();
-inline constexpr int kCombineThreads = 64;  // the combine kernel's block size (in its name)
+inline constexpr int kCombineThreads = 256;  // the combine kernel's block size (in its name)
 
 }  // namespace ktune::mla
