@@ -23,8 +23,10 @@ const std::vector<FieldSpec>& config_fields() {
       {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma: 32 or 64)", 16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
       {"stages",
-       "simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma: slots of the ring of KV tiles "
-       "(up to 10; a slot holds a tile, or 32 keys of a longer mma tile; two tiles' worth at least)",
+       fmt::format("simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma: slots of the ring of "
+                   "KV tiles (up to {}; a slot holds a tile, or {} keys of a longer mma tile; two tiles' worth at "
+                   "least)",
+                   mla_tile::kMaxRingSlots, mla_tile::kRingSlotKeys),
        1, mla_tile::kMaxRingSlots},
       {"split", "split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer", 0, 8},
       {"math",
