@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Rebuilds each committed results database from its SQL dump, regenerates the dispatch header
 # and checks it against the committed one: the committed header must be exactly what codegen
-# makes of the committed results.
+# makes of the committed results. results/<device>/ holds the smoke sweeps that the runtime
+# packages; results/<device>/<space>/ the sweeps of other spaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ktune=${KTUNE:-${KTUNE_BUILD_DIR:-build}/ktune}
 shopt -s nullglob
-dumps=(results/*/*.sql)
+dumps=(results/*/*.sql results/*/*/*.sql)
 if [ ${#dumps[@]} -eq 0 ]; then
   echo "regen_headers: no committed results (results/*/*.sql) yet"
   exit 0

@@ -29,7 +29,7 @@ inline std::set<std::string> feasible_instances(const Family& family, const std:
   const TargetLimits& target = target_limits(arch);
   std::set<std::string> names;
   for (const Params& key : sweep::combinations(family.key_fields(), space.key_values))
-    for (const Params& config : sweep::combinations(family.config_fields(), space.config_values))
+    for (const Params& config : sweep::space_configs(space))
       if (!family.infeasible(key, config, target))
         for (const std::string& name : family.name_expressions(key, config)) names.insert(name);
   return names;

@@ -135,7 +135,7 @@ TEST(QkRopeCacheFamily, SpacesMeasureFusedAgainstUnfusedAndServeIdentityOnlyByCl
       size_t identity_keys = 0;
       for (const Params& key : sweep::combinations(family().key_fields(), space.key_values)) {
         bool fused = false, unfused = false;
-        for (const Params& config : sweep::combinations(family().config_fields(), space.config_values)) {
+        for (const Params& config : sweep::space_configs(space)) {
           if (family().infeasible(key, config, target_limits(arch))) continue;
           const Config c = config_of(config);
           (c.fused ? fused : unfused) = true;

@@ -72,7 +72,8 @@ void check_space(const ktune::sweep::Space& space, const ktune::Family& family) 
   if (space.family != &family) broken("the space names another family");
   try {
     check_lists(family.key_fields(), space.key_values);
-    check_lists(family.config_fields(), space.config_values);
+    if (space.config_grids.empty()) broken("a space without a config grid");
+    for (const auto& grid : space.config_grids) check_lists(family.config_fields(), grid);
     for (const auto& spec : family.shape_fields()) spec.format(space.shape.at(spec.name));
   } catch (const ktune::Error& e) {
     std::fprintf(stderr, "fuzz_space: %s\n", e.what());

@@ -15,7 +15,7 @@ Space space(const Family& f) {
   s.origin = "test";
   s.family = &f;
   s.key_values = {{2, 16}, {0, 1}};
-  s.config_values = {{16, 64}, {2, 4}};
+  s.config_grids = {{{16, 64}, {2, 4}}};
   s.shape = Params{{"ctx", 100}, {"batch", 1}};
   return s;
 }

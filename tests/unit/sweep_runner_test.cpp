@@ -136,6 +136,28 @@ TEST_F(SweepRunner, ScreeningCutoffFollowsTheBestSoFar) {
   EXPECT_EQ(cutoffs, (std::vector<double>{0, 12.5})) << "the first is timed in full; then 1.25x the best";
 }
 
+TEST_F(SweepRunner, AKeyRunsItsConfigsInThePreviousKeysOrderFastestFirst) {
+  sweep(space({32, 16}, {48, 32, 16}));
+  std::vector<std::pair<std::string, std::string>> order;  // key, config
+  for (const auto& j : runs_requested()) order.emplace_back(j["key"], j["config"]);
+  ASSERT_EQ(order.size(), 6u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(order[i].first.rfind("heads=32,", 0), 0u) << order[i].first;
+  EXPECT_EQ(order[0].second.rfind("rows=48,", 0), 0u) << "the first key runs in plan order";
+  EXPECT_EQ(order[1].second.rfind("rows=32,", 0), 0u);
+  EXPECT_EQ(order[2].second.rfind("rows=16,", 0), 0u);
+  EXPECT_EQ(order[3].second.rfind("rows=16,", 0), 0u) << "10 us in the first key";
+  EXPECT_EQ(order[4].second.rfind("rows=32,", 0), 0u) << "20 us";
+  EXPECT_EQ(order[5].second.rfind("rows=48,", 0), 0u) << "failed verification: last";
+}
+
+TEST_F(SweepRunner, ScreeningIsAbandonedAfterOneLaunchBeyondTwiceTheBest) {
+  sweep(space({32}, {16, 32}));
+  const auto runs = runs_requested();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["screen"]["abandon_us"], 0.0) << "nothing to compare with yet";
+  EXPECT_EQ(runs[1]["screen"]["abandon_us"], 20.0) << "2x the 10 us of rows=16";
+}
+
 TEST_F(SweepRunner, ResumeSkipsWhatIsDoneAndKeepsTheRun) {
   auto first = sweep(space({32}, {16, 48}));
   options.resume = true;

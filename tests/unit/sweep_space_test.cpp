@@ -42,13 +42,32 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(at, from.size(), to);
 }
 
+// Each kind of mistake: the message names the file, the field (or entry) and the value.
+struct BadCase {
+  const char* name;
+  std::string text;
+  std::vector<std::string> must_mention;
+};
+
+// Every case is refused with a message that mentions what it must; `good`, which each case
+// breaks, is accepted.
+void expect_each_named(const std::vector<BadCase>& cases, const std::string& good) {
+  for (const auto& c : cases) {
+    auto err = error_of(c.text);
+    ASSERT_FALSE(err.empty()) << c.name << ": accepted";
+    for (const auto& m : c.must_mention) EXPECT_NE(err.find(m), std::string::npos) << c.name << ": '" << m << "' not in: " << err;
+  }
+  EXPECT_EQ(error_of(good), "") << "the good text must be accepted";
+}
+
 TEST(SweepSpace, ParsesEveryField) {
   ToyFamily family;
   auto s = parse_space(kGood, "good.toml", family);
   EXPECT_EQ(s.family, &family);
   EXPECT_EQ(s.origin, "good.toml");
   EXPECT_EQ(s.key_values, (std::vector<std::vector<int64_t>>{{8, 16}, {0, 1}}));
-  EXPECT_EQ(s.config_values, (std::vector<std::vector<int64_t>>{{16, 32, 64}, {2}}));
+  using Grids = std::vector<std::vector<std::vector<int64_t>>>;
+  EXPECT_EQ(s.config_grids, (Grids{{{16, 32, 64}, {2}}})) << "one [configs] table is one grid";
   EXPECT_EQ(s.shape, (Params{{"ctx", 4096}, {"batch", 32}}));
 }
 
@@ -66,15 +85,62 @@ TEST(SweepSpace, CombinationsVaryTheLastFieldFastest) {
   EXPECT_EQ(keys[0], (Params{{"heads", 8}, {"kv_dtype", 0}}));
   EXPECT_EQ(keys[1], (Params{{"heads", 8}, {"kv_dtype", 1}}));
   EXPECT_EQ(keys[3], (Params{{"heads", 16}, {"kv_dtype", 1}}));
-  EXPECT_EQ(combinations(family.config_fields(), s.config_values).size(), 3u);
+  EXPECT_EQ(space_configs(s).size(), 3u);
 }
 
-// Each kind of mistake: the message names the file, the field (or entry) and the value.
-struct BadCase {
-  const char* name;
-  std::string text;
-  std::vector<std::string> must_mention;
-};
+// Two grids: rows 16/32 at stages 2 and 4, then rows 32/64 at stage 2 (rows=32 stages=2 again).
+const char* kGrids = R"(family = "toy"
+[keys]
+heads = 8
+kv_dtype = "bf16"
+[[configs]]
+rows = [16, 32]
+stages = [2, 4]
+[[configs]]
+rows = [32, 64]
+stages = 2
+[shape]
+ctx = 4096
+batch = 32
+)";
+
+TEST(SweepSpace, ConfigGridsAreUnitedInOrderEachConfigOnce) {
+  ToyFamily family;
+  auto s = parse_space(kGrids, "grids.toml", family);
+  ASSERT_EQ(s.config_grids.size(), 2u);
+  const std::vector<Params> expected = {{{"rows", 16}, {"stages", 2}}, {{"rows", 16}, {"stages", 4}},
+                                        {{"rows", 32}, {"stages", 2}}, {{"rows", 32}, {"stages", 4}},
+                                        {{"rows", 64}, {"stages", 2}}};
+  EXPECT_EQ(space_configs(s), expected);
+}
+
+TEST(SweepSpace, EveryMistakeInAGridIsNamed) {
+  const std::string first = "[[configs]]\nrows = [16, 32]\nstages = [2, 4]\n";
+  const std::string second = "[[configs]]\nrows = [32, 64]\nstages = 2\n";
+  std::vector<BadCase> cases = {
+      {"grid lacks a field", replace(kGrids, "rows = [32, 64]\n", ""), {"bad.toml:8", "[configs #2]", "rows"}},
+      {"grid with a stranger", replace(kGrids, "stages = 2\n", "stages = 2\nwarps = 4\n"), {"bad.toml:11", "[configs #2]", "warps"}},
+      {"bad value in a grid", replace(kGrids, "[32, 64]", "[32, 999]"), {"bad.toml:9", "configs #2", "rows", "999"}},
+      {"no grid", replace(replace(replace(kGrids, first, ""), second, ""), "[keys]", "configs = []\n[keys]"), {"bad.toml:2", "no grid"}},
+      {"grid not a table", replace(replace(replace(kGrids, first, ""), second, ""), "[keys]", "configs = [3]\n[keys]"), {"bad.toml:2", "[configs #1]", "must be a table"}},
+  };
+  expect_each_named(cases, kGrids);
+}
+
+TEST(SweepFilter, AConfigFilterDropsTheGridsItEmptiesAndFailsOnlyWhenAllAre) {
+  ToyFamily family;
+  auto s = parse_space(kGrids, "grids.toml", family);
+  apply_filters(s, {parse_where("rows=64")});
+  using Grids = std::vector<std::vector<std::vector<int64_t>>>;
+  EXPECT_EQ(s.config_grids, (Grids{{{64}, {2}}})) << "the first grid has no rows=64";
+  auto t = parse_space(kGrids, "grids.toml", family);
+  try {
+    apply_filters(t, {parse_where("rows=48")});
+    ADD_FAILURE() << "rows=48 is in no grid";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rows 16, 32, 64"), std::string::npos) << e.what();
+  }
+}
 
 TEST(SweepSpace, EveryMistakeIsNamed) {
   std::vector<BadCase> cases = {
@@ -94,12 +160,7 @@ TEST(SweepSpace, EveryMistakeIsNamed) {
       {"shape list", replace(kGood, "batch = 32", "batch = [32, 64]"), {"bad.toml:11", "[shape]", "batch", "one value"}},
       {"not a table", replace(kGood, "[keys]\nheads = [8, 16]\nkv_dtype = [\"bf16\", \"fp8\"]\n", "keys = 3\n"), {"bad.toml:3", "keys", "must be a table"}},
   };
-  for (const auto& c : cases) {
-    auto err = error_of(c.text);
-    ASSERT_FALSE(err.empty()) << c.name << ": accepted";
-    for (const auto& m : c.must_mention) EXPECT_NE(err.find(m), std::string::npos) << c.name << ": '" << m << "' not in: " << err;
-  }
-  EXPECT_EQ(error_of(kGood), "") << "the good text must be accepted";
+  expect_each_named(cases, kGood);
 }
 
 TEST(SweepSpace, LoadsFilesAndExplainsUnknownNames) {
@@ -124,7 +185,7 @@ TEST(SweepFilter, NarrowsKeysAndConfigs) {
   auto s = parse_space(kGood, "good.toml", family);
   apply_filters(s, {field_filter("kv_dtype", "fp8", "--kv-dtype"), parse_where("rows=64,16"), parse_where("heads=16")});
   EXPECT_EQ(s.key_values, (std::vector<std::vector<int64_t>>{{16}, {1}}));
-  EXPECT_EQ(s.config_values[0], (std::vector<int64_t>{16, 64})) << "the space's order is kept";
+  EXPECT_EQ(s.config_grids[0][0], (std::vector<int64_t>{16, 64})) << "the space's order is kept";
 }
 
 TEST(SweepFilter, RefusesWhatItCannotApply) {

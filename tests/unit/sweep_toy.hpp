@@ -38,7 +38,7 @@ struct ToySweep {
     s.origin = "test";
     s.family = &family;
     s.key_values = {std::move(heads), {0}};
-    s.config_values = {std::move(rows), std::move(stages)};
+    s.config_grids = {{std::move(rows), std::move(stages)}};
     s.shape = Params{{"ctx", 1000}, {"batch", 4}};
     return s;
   }

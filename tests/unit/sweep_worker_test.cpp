@@ -178,10 +178,12 @@ TEST(SweepProtocol, CompileRequestsAndTimingPoliciesKeepTheirWireFormat) {
   RunRequest req;
   req.full.max_samples = 77;
   req.screen.rel_ci = 0.125;
+  req.screen.abandon_us = 40;
   const auto r = to_json(req);
   EXPECT_EQ(r.at("full"), nlohmann::json::parse(R"({"warmup":3,"min_samples":10,"max_samples":77,"rel_ci":0.02,
-      "budget_ms":2000.0,"min_sample_us":100.0,"max_batch":64})"));
+      "budget_ms":2000.0,"min_sample_us":100.0,"max_batch":64,"abandon_us":0.0})"));
   EXPECT_EQ(run_request_from(r).screen.rel_ci, 0.125);
+  EXPECT_EQ(run_request_from(r).screen.abandon_us, 40);
   auto no_batch = r;
   no_batch["full"].erase("max_batch");
   EXPECT_THROW(run_request_from(no_batch), Error) << "a policy without one of its fields is malformed";

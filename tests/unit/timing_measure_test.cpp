@@ -104,6 +104,34 @@ TEST(TimingMeasure, LongLaunchesAreTimedOneByOneCyclingThroughTheCopies) {
   for (size_t i = 0; i < ctx.executed.size(); ++i) ASSERT_EQ(ctx.executed[i], static_cast<int>(i % 3)) << i;
 }
 
+TEST(TimingMeasure, AFirstLaunchSlowerThanTheAbandonMarkIsTheOnlySample) {
+  FakeContext ctx;
+  ctx.launch_us = 250;
+  TimingPolicy policy;
+  policy.warmup = 1;
+  policy.abandon_us = 200;
+  const Stats s = measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, 3, policy);
+  EXPECT_EQ(s.n, 1);
+  EXPECT_NEAR(s.median_us, 250, 0.01);
+  EXPECT_EQ(ctx.executed.size(), 2u) << "the warm-up and the one timed launch";
+
+  // At or under the mark the measurement is the usual one.
+  ctx.executed.clear();
+  policy.abandon_us = 250;
+  const Stats kept = measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, 3, policy);
+  EXPECT_EQ(kept.n, policy.min_samples);
+
+  // A launch shorter than a sample is batched, never abandoned on its own time.
+  ctx.launch_us = 50;
+  policy.abandon_us = 20;
+  const Stats batched = measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, 3, policy);
+  EXPECT_EQ(batched.n, policy.min_samples);
+  EXPECT_NEAR(batched.median_us, 50, 0.01);
+}
+
 TEST(TimingMeasure, ShortLaunchesAreBatchedInGraphsThatCoverEveryCopy) {
   FakeContext ctx;
   ctx.launch_us = 5;  // batches of 20 fill the 100 us minimum sample

@@ -75,7 +75,14 @@ Stats measure(backend::Context& ctx, const Enqueue& enqueue, int rotations, cons
   ctx.record(*start);
   launch();
   ctx.record(*stop);
-  const int batch = batch_size(ctx.elapsed_ms(*start, *stop) * 1000.0, policy);
+  const double first_us = ctx.elapsed_ms(*start, *stop) * 1000.0;
+  // Only launches long enough to be timed one by one: a single short launch is mostly launch
+  // overhead, which the batched samples leave out.
+  if (policy.abandon_us > 0 && first_us > policy.abandon_us && first_us >= policy.min_sample_us) {
+    const double only[] = {first_us};
+    return summarize(only);
+  }
+  const int batch = batch_size(first_us, policy);
   std::vector<std::unique_ptr<backend::Graph>> graphs;
   if (batch > 1) graphs = capture_all(ctx, enqueue, batch, rotations);
   size_t next_graph = 0;

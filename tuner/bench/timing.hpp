@@ -13,7 +13,9 @@ namespace ktune::bench {
 // stream, without synchronising. Copies are used in turn, so that consecutive launches read
 // different memory (see rotations_for). Launches shorter than policy.min_sample_us are timed in
 // batches, replayed from captured graphs where the backend supports capture; the result is per
-// launch. Throws DeviceFault / Error from the launches.
+// launch. A first timed launch slower than policy.abandon_us (when set) and at least
+// policy.min_sample_us long is the only sample.
+// Throws DeviceFault / Error from the launches.
 Stats measure(backend::Context& ctx, const std::function<void(int rotation)>& enqueue, int rotations,
               const TimingPolicy& policy = {});
 

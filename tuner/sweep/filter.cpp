@@ -22,8 +22,8 @@ std::vector<std::string> split_values(std::string_view text, std::string_view op
   }
 }
 
-// Keeps the values of `list` that the filter names; throws when none is left.
-void narrow(std::vector<int64_t>& list, const FieldSpec& spec, const FieldFilter& f, std::string_view origin) {
+// The values of field `spec` that the filter names.
+std::vector<int64_t> wanted_values(const FieldSpec& spec, const FieldFilter& f) {
   std::vector<int64_t> wanted;
   for (const auto& text : f.values) {
     try {
@@ -32,13 +32,29 @@ void narrow(std::vector<int64_t>& list, const FieldSpec& spec, const FieldFilter
       throw Error(fmt::format("{}: {}", f.option, e.what()));
     }
   }
-  std::vector<std::string> had;
-  for (int64_t v : list) had.push_back(spec.format(v));
-  std::erase_if(list, [&](int64_t v) { return std::find(wanted.begin(), wanted.end(), v) == wanted.end(); });
-  if (list.empty())
-    throw Error(fmt::format("{} {}={} leaves nothing to sweep: {} lists {} {} (write a space file to sweep other values)",
-                            f.option, f.field, fmt::join(f.values, ","), origin, spec.name, fmt::join(had, ", ")));
+  return wanted;
 }
+
+[[noreturn]] void nothing_left(const FieldSpec& spec, const FieldFilter& f, std::string_view origin,
+                               const std::vector<int64_t>& had) {
+  std::vector<std::string> names;
+  for (int64_t v : had) names.push_back(spec.format(v));
+  throw Error(fmt::format("{} {}={} leaves nothing to sweep: {} lists {} {} (write a space file to sweep other values)",
+                          f.option, f.field, fmt::join(f.values, ","), origin, spec.name, fmt::join(names, ", ")));
+}
+
+// Keeps the values of `list` that are wanted; false when none is left.
+bool narrow(std::vector<int64_t>& list, const std::vector<int64_t>& wanted) {
+  std::erase_if(list, [&](int64_t v) { return std::find(wanted.begin(), wanted.end(), v) == wanted.end(); });
+  return !list.empty();
+}
+
+int field_index(const std::vector<FieldSpec>& specs, std::string_view name) {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
 }  // namespace
 
 FieldFilter parse_where(std::string_view text) {
@@ -56,17 +72,21 @@ FieldFilter field_filter(std::string field, std::string_view values, std::string
 void apply_filters(Space& space, const std::vector<FieldFilter>& filters) {
   const Family& family = *space.family;
   for (const auto& f : filters) {
-    bool found = false;
-    auto apply = [&](const std::vector<FieldSpec>& specs, std::vector<std::vector<int64_t>>& lists) {
-      for (size_t i = 0; i < specs.size(); ++i)
-        if (specs[i].name == f.field) {
-          narrow(lists[i], specs[i], f, space.origin);
-          found = true;
-        }
-    };
-    apply(family.key_fields(), space.key_values);
-    apply(family.config_fields(), space.config_values);
-    if (!found) {
+    if (int i = field_index(family.key_fields(), f.field); i >= 0) {
+      const auto& spec = family.key_fields()[i];
+      const auto had = space.key_values[i];
+      if (!narrow(space.key_values[i], wanted_values(spec, f))) nothing_left(spec, f, space.origin, had);
+    } else if (int c = field_index(family.config_fields(), f.field); c >= 0) {
+      // A grid left without values of the field is dropped; the filter fails when all are.
+      const auto& spec = family.config_fields()[c];
+      const auto wanted = wanted_values(spec, f);
+      std::vector<int64_t> had;
+      for (const auto& grid : space.config_grids)
+        for (int64_t v : grid[c])
+          if (std::find(had.begin(), had.end(), v) == had.end()) had.push_back(v);
+      std::erase_if(space.config_grids, [&](auto& grid) { return !narrow(grid[c], wanted); });
+      if (space.config_grids.empty()) nothing_left(spec, f, space.origin, had);
+    } else {
       std::vector<std::string_view> names;
       for (const auto& s : family.key_fields()) names.push_back(s.name);
       for (const auto& s : family.config_fields()) names.push_back(s.name);

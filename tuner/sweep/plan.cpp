@@ -25,7 +25,7 @@ Shard parse_shard(std::string_view text) {
 Plan build_plan(const Space& space, const TargetLimits& target, const DoneSet& done, Shard shard) {
   const Family& family = *space.family;
   const auto keys = combinations(family.key_fields(), space.key_values);
-  const auto configs = combinations(family.config_fields(), space.config_values);
+  const auto configs = space_configs(space);
   Plan plan;
   for (size_t k = 0; k < keys.size(); ++k) {
     if (static_cast<int>(k % static_cast<size_t>(shard.count)) != shard.index) continue;

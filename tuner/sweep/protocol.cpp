@@ -12,7 +12,7 @@
 // from_json requires every field.
 namespace ktune::bench {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimingPolicy, warmup, min_samples, max_samples, rel_ci, budget_ms, min_sample_us,
-                                   max_batch)
+                                   max_batch, abandon_us)
 }  // namespace ktune::bench
 
 namespace ktune::backend {

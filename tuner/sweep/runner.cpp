@@ -4,6 +4,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -121,6 +122,12 @@ class Sweep {
   void resume();
   void start_worker_and_run();
   void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
+  // Indices of k's configs in the order to run them: those the nearest earlier key of the plan
+  // with ok results timed, fastest first, then the rest in plan order. Neighbouring keys rank
+  // configs alike, so a key's first candidate sets a tight screening cutoff at once and the slow
+  // ones are abandoned early. Resumed results count as this run's: a resumed sweep runs its
+  // candidates in the order an uninterrupted one would have.
+  std::vector<size_t> run_order(const PlannedKey& k) const;
   db::Measurement run_candidate(const PlannedKey& k, size_t i, const jit::CompileOutcome& code, KeyTally& tally,
                                 bool& fully_timed);
   // Clears the key's measured gap or records one; reports it unless `progress` is null.
@@ -155,6 +162,8 @@ class Sweep {
   std::unique_ptr<Supervisor> supervisor_;
   DoneSet done_;
   std::map<Params, KeyTally> prior_;  // per key, from the resumed runs
+  std::map<Params, std::map<Params, double>> medians_;  // key -> config -> median of its ok results
+  const std::vector<PlannedKey>* plan_keys_ = nullptr;   // run()'s plan while it runs: a key's neighbours
   SweepSummary summary_;
   std::string matrix_error_;  // why the first worker could not measure the matrix-core roof
   bool stopped_ = false;
@@ -174,6 +183,7 @@ void Sweep::resume() {
       // A screened-out result was slower than a fully timed one of its key when it was taken,
       // so counting every ok result as fully timed leaves the key's best unchanged.
       prior_[m.key].add(m, true, family_.config_fields());
+      if (m.status == Status::ok) medians_[m.key][m.config] = m.median_us;
     }
   }
 }
@@ -232,6 +242,7 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   req.screen = options_.screen_policy;
   req.full = options_.full_policy;
   req.full_cutoff_us = tally.best_us * options_.screen_factor;
+  req.screen.abandon_us = tally.best_us * options_.abandon_factor;
   auto out = supervisor_->request(to_json(req), options_.timeout);
   if (out.kind != WorkerOutcome::Kind::reply) {
     m.status = out.kind == WorkerOutcome::Kind::timeout ? Status::timeout : Status::fault;
@@ -302,21 +313,41 @@ void Sweep::add_gap(const Params& key, db::GapReason reason, std::string detail)
   ++summary_.gaps;
 }
 
+std::vector<size_t> Sweep::run_order(const PlannedKey& k) const {
+  std::vector<size_t> order(k.configs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const std::map<Params, double>* previous = nullptr;
+  for (const PlannedKey* p = &k; !previous && p != plan_keys_->data();)
+    if (auto it = medians_.find((--p)->key); it != medians_.end()) previous = &it->second;
+  if (!previous) return order;
+  auto rank = [&](size_t i) {
+    auto it = previous->find(k.configs[i]);
+    return it == previous->end() ? std::numeric_limits<double>::infinity() : it->second;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+  return order;
+}
+
 void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress) {
   KeyTally tally = prior_[k.key];
-  for (size_t i = 0; i < k.configs.size(); ++i) {
+  const auto order = run_order(k);
+  for (size_t n = 0; n < order.size(); ++n) {
     if (over_budget()) {
       stopped_ = true;
-      summary_.not_started += k.configs.size() - i;
-      progress.drop(k.configs.size() - i);
-      return;
+      summary_.not_started += order.size() - n;
+      progress.drop(order.size() - n);
+      break;
     }
+    const size_t i = order[n];
     bool fully_timed = false;
     auto m = run_candidate(k, i, batch.outcomes[i], tally, fully_timed);
     db_.record(m);
     tally.add(m, fully_timed, family_.config_fields());
     switch (m.status) {
-      case Status::ok: ++summary_.ok; break;
+      case Status::ok:
+        ++summary_.ok;
+        medians_[k.key][m.config] = m.median_us;
+        break;
       case Status::verify_failed: ++summary_.verify_failed; break;
       case Status::compile_error: ++summary_.compile_error; break;
       case Status::fault: ++summary_.fault; break;
@@ -325,12 +356,13 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
     }
     progress.candidate_done(m.status == Status::ok);
   }
-  close_key(k, tally, &progress);
+  if (!stopped_) close_key(k, tally, &progress);
 }
 
 SweepSummary Sweep::run() {
   if (options_.resume) resume();
   const auto plan = build_plan(space_, target_limits(run_.arch), done_, options_.shard);
+  plan_keys_ = &plan.keys;
   summary_.keys = plan.keys.size();
   summary_.candidates = plan.candidates;
   summary_.infeasible = plan.infeasible;

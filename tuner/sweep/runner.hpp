@@ -48,6 +48,9 @@ struct SweepOptions {
   // running then finishes, within `timeout`); 0: no budget.
   double budget_s = 0;
   double screen_factor = 1.25;  // fully timed only within this factor of the key's best so far
+  // Screening stops after one launch slower than this factor of the key's best so far: on the
+  // largest keys a hopeless config's launch takes 100 ms, and it would be launched ten times.
+  double abandon_factor = 2.0;
   bench::TimingPolicy screen_policy = screening_policy();
   bench::TimingPolicy full_policy;
   bool resume = false;

@@ -1,6 +1,7 @@
 #include "sweep/space.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -56,6 +57,19 @@ int64_t value_of(const toml::node& n, const FieldSpec& spec, std::string_view or
   }
 }
 
+// `table`, checked to name exactly the fields of `specs`; `section` names it in messages.
+void check_fields(const toml::table& table, std::string_view section, const std::vector<FieldSpec>& specs,
+                  std::string_view origin, std::string_view family) {
+  // The binding is captured by an init-capture: clang before 16 cannot capture structured bindings.
+  for (const auto& [name, value] : table)
+    if (std::none_of(specs.begin(), specs.end(), [&key = name](const FieldSpec& s) { return s.name == key.str(); }))
+      throw Error(fmt::format("{}: [{}] unknown field '{}' (fields of {}: {})", where(origin, value), section,
+                              name.str(), family, field_names(specs)));
+  for (const auto& s : specs)
+    if (!table.contains(s.name))
+      throw Error(fmt::format("{}: [{}] lacks field '{}' ({})", where(origin, table), section, s.name, s.help));
+}
+
 // The table `section` of `root`, checked to name exactly the fields of `specs`.
 const toml::table* section_of(const toml::table& root, std::string_view section, const std::vector<FieldSpec>& specs,
                               std::string_view origin, std::string_view family) {
@@ -66,25 +80,16 @@ const toml::table* section_of(const toml::table& root, std::string_view section,
   }
   const toml::table* table = node->as_table();
   if (!table) throw Error(fmt::format("{}: '{}' must be a table, found {}", where(origin, *node), section, kind_of(*node)));
-  // The binding is captured by an init-capture: clang before 16 cannot capture structured bindings.
-  for (const auto& [name, value] : *table)
-    if (std::none_of(specs.begin(), specs.end(), [&key = name](const FieldSpec& s) { return s.name == key.str(); }))
-      throw Error(fmt::format("{}: [{}] unknown field '{}' (fields of {}: {})", where(origin, value), section,
-                              name.str(), family, field_names(specs)));
-  for (const auto& s : specs)
-    if (!table->contains(s.name))
-      throw Error(fmt::format("{}: [{}] lacks field '{}' ({})", origin, section, s.name, s.help));
+  check_fields(*table, section, specs, origin, family);
   return table;
 }
 
-// One list of distinct values per field; a single value stands for a list of one.
-std::vector<std::vector<int64_t>> value_lists(const toml::table& root, std::string_view section,
-                                              const std::vector<FieldSpec>& specs, std::string_view origin,
-                                              std::string_view family) {
+// One list of distinct values per field of `table`; a single value stands for a list of one.
+std::vector<std::vector<int64_t>> value_lists(const toml::table& table, std::string_view section,
+                                              const std::vector<FieldSpec>& specs, std::string_view origin) {
   std::vector<std::vector<int64_t>> lists;
-  const toml::table* table = section_of(root, section, specs, origin, family);
   for (const auto& spec : specs) {
-    const toml::node& node = *table->get(spec.name);
+    const toml::node& node = *table.get(spec.name);
     std::vector<int64_t> values;
     if (const toml::array* list = node.as_array()) {
       if (list->empty()) throw Error(fmt::format("{}: [{}] {}: the list is empty", where(origin, node), section, spec.name));
@@ -101,6 +106,36 @@ std::vector<std::vector<int64_t>> value_lists(const toml::table& root, std::stri
     lists.push_back(std::move(values));
   }
   return lists;
+}
+
+// The key lists: [keys] with every key field.
+std::vector<std::vector<int64_t>> key_lists(const toml::table& root, const std::vector<FieldSpec>& specs,
+                                            std::string_view origin, std::string_view family) {
+  const toml::table* table = section_of(root, "keys", specs, origin, family);
+  return table ? value_lists(*table, "keys", specs, origin) : std::vector<std::vector<int64_t>>{};
+}
+
+// The config grids: one [configs] table, or [[configs]] tables (one grid each).
+std::vector<std::vector<std::vector<int64_t>>> config_grids(const toml::table& root, const std::vector<FieldSpec>& specs,
+                                                            std::string_view origin, std::string_view family) {
+  const toml::node* node = root.get("configs");
+  const toml::array* grids = node ? node->as_array() : nullptr;
+  if (!grids) {
+    const toml::table* table = section_of(root, "configs", specs, origin, family);
+    if (!table) return {{}};
+    return {value_lists(*table, "configs", specs, origin)};
+  }
+  if (grids->empty()) throw Error(fmt::format("{}: [[configs]] lists no grid", where(origin, *node)));
+  std::vector<std::vector<std::vector<int64_t>>> out;
+  for (const toml::node& grid : *grids) {
+    const auto section = fmt::format("configs #{}", out.size() + 1);
+    const toml::table* table = grid.as_table();
+    if (!table)
+      throw Error(fmt::format("{}: [{}] must be a table, found {}", where(origin, grid), section, kind_of(grid)));
+    check_fields(*table, section, specs, origin, family);
+    out.push_back(value_lists(*table, section, specs, origin));
+  }
+  return out;
 }
 
 Params shape_of(const toml::table& root, const std::vector<FieldSpec>& specs, std::string_view origin,
@@ -144,8 +179,8 @@ Space parse_space(std::string_view text, std::string_view origin, const Family& 
   Space s;
   s.origin = std::string(origin);
   s.family = &family;
-  s.key_values = value_lists(root, "keys", family.key_fields(), origin, name);
-  s.config_values = value_lists(root, "configs", family.config_fields(), origin, name);
+  s.key_values = key_lists(root, family.key_fields(), origin, name);
+  s.config_grids = config_grids(root, family.config_fields(), origin, name);
   s.shape = shape_of(root, family.shape_fields(), origin, name);
   return s;
 }
@@ -164,6 +199,15 @@ std::vector<Params> combinations(const std::vector<FieldSpec>& specs, const std:
       }
     out = std::move(next);
   }
+  return out;
+}
+
+std::vector<Params> space_configs(const Space& space) {
+  std::vector<Params> out;
+  std::set<Params> seen;
+  for (const auto& grid : space.config_grids)
+    for (auto& config : combinations(space.family->config_fields(), grid))
+      if (seen.insert(config).second) out.push_back(std::move(config));
   return out;
 }
 

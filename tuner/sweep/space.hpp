@@ -10,6 +10,10 @@
 //   [configs]   # a list (or one value) per config field
 //   [shape]     # one value per shape field
 //
+// The configs may instead be several grids, [[configs]] tables each listing every config field:
+// the space's configs are their union, so that each math path sweeps the tile shapes that suit
+// it without the product of all of them.
+//
 // Every field of the family must be given, and nothing else; errors name the file, the line,
 // the field and the value.
 #include <string>
@@ -25,7 +29,8 @@ struct Space {
   std::string origin;  // the file, or "built-in space 'smoke' of mla_decode"
   const Family* family = nullptr;
   std::vector<std::vector<int64_t>> key_values;     // per key field, in declaration order
-  std::vector<std::vector<int64_t>> config_values;  // per config field
+  // Per grid, per config field; the space's configs are the union of the grids' combinations.
+  std::vector<std::vector<std::vector<int64_t>>> config_grids;
   Params shape;
 };
 
@@ -42,5 +47,8 @@ std::vector<std::string> builtin_spaces(std::string_view family);
 
 // Every combination of `values` (one list per field of `specs`), the first field varying slowest.
 std::vector<Params> combinations(const std::vector<FieldSpec>& specs, const std::vector<std::vector<int64_t>>& values);
+
+// The configs of `space`: each grid's combinations in turn, a config in several grids once.
+std::vector<Params> space_configs(const Space& space);
 
 }  // namespace ktune::sweep

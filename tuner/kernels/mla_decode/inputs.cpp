@@ -7,27 +7,14 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
+#include "common/splitmix.hpp"
 
 namespace ktune::mla {
 namespace {
 
-// splitmix64: fast enough to fill caches of hundreds of MB for timing shapes, and good enough
-// for test data.
-class Uniform {
- public:
-  explicit Uniform(uint64_t seed) : state_(seed) {}
-  // Uniform in [lo, hi).
-  float next(float lo, float hi) {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
-  }
-
- private:
-  uint64_t state_;
-};
+// Draws per parallel task of the cache fill.
+constexpr size_t kFillChunk = size_t{1} << 20;
 
 std::vector<int32_t> request_lengths(const Key& key, const Shape& shape, int batch, std::mt19937_64& rng) {
   std::vector<int32_t> lens(batch, shape.ctx);
@@ -38,21 +25,27 @@ std::vector<int32_t> request_lengths(const Key& key, const Shape& shape, int bat
   return lens;
 }
 
-void fill_cache(HostProblem& p, Uniform& values) {
+// The cache from draws first, first + 1, ... of `values` (one per element: a bf16 value takes one
+// draw, as does an fp8 code).
+void fill_cache(HostProblem& p, const SplitMix& values, uint64_t first) {
+  auto& cache = p.kv_cache;
   switch (p.kv_dtype) {
-    case num::KvDtype::bf16: {
-      for (size_t i = 0; i < p.kv_cache.size(); i += 2) {
-        const uint16_t bits = num::f32_to_bf16(values.next(-1.f, 1.f));
-        p.kv_cache[i] = static_cast<uint8_t>(bits & 0xff);
-        p.kv_cache[i + 1] = static_cast<uint8_t>(bits >> 8);
-      }
+    case num::KvDtype::bf16:
+      parallel_each(cache.size() / 2, kFillChunk, [&](size_t i) {
+        const uint16_t bits = num::f32_to_bf16(values.uniform(first + i, -1.f, 1.f));
+        cache[2 * i] = static_cast<uint8_t>(bits & 0xff);
+        cache[2 * i + 1] = static_cast<uint8_t>(bits >> 8);
+      });
       break;
-    }
     case num::KvDtype::fp8_e4m3fn:
-      for (auto& c : p.kv_cache) c = num::f32_to_fp8_e4m3fn(values.next(-3.f, 3.f));
+      parallel_each(cache.size(), kFillChunk, [&](size_t i) {
+        cache[i] = num::f32_to_fp8_e4m3fn(values.uniform(first + i, -3.f, 3.f));
+      });
       break;
     case num::KvDtype::fp8_e4m3fnuz:
-      for (auto& c : p.kv_cache) c = num::f32_to_fp8_e4m3fnuz(values.next(-3.f, 3.f));
+      parallel_each(cache.size(), kFillChunk, [&](size_t i) {
+        cache[i] = num::f32_to_fp8_e4m3fnuz(values.uniform(first + i, -3.f, 3.f));
+      });
       break;
   }
 }
@@ -64,7 +57,7 @@ HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
     throw Error(fmt::format("mla_decode shape: ctx {} is shorter than block_len {} (kv_len includes the block)",
                             shape.ctx, key.block_len));
   std::mt19937_64 rng(seed);
-  Uniform values(seed ^ 0x5DEECE66Dull);
+  const SplitMix values(seed ^ 0x5DEECE66Dull);
 
   HostProblem p;
   p.batch = shape.batch > 0 ? shape.batch : key.batch;
@@ -91,9 +84,9 @@ HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
     for (int i = 0; i < pages_of[b]; ++i) p.block_table[static_cast<size_t>(b) * p.max_pages + i] = order[next++];
 
   p.q.resize(static_cast<size_t>(p.batch) * p.block_len * p.heads * kHeadDim);
-  for (auto& x : p.q) x = num::f32_to_bf16(values.next(-2.f, 2.f));
+  for (size_t i = 0; i < p.q.size(); ++i) p.q[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f));
   p.kv_cache.resize(static_cast<size_t>(total_pages) * p.page_size * kHeadDim * num::bytes_of(p.kv_dtype));
-  fill_cache(p, values);
+  fill_cache(p, values, p.q.size());
   return p;
 }
 

@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 
 namespace ktune::mla {
 namespace {
@@ -97,30 +94,6 @@ std::vector<float> gather_keys(const HostProblem& p, const Decoder& decoder, int
     decoder.row(p.kv_cache.data() + slot * row_bytes, keys.data() + static_cast<size_t>(j) * kHeadDim);
   }
   return keys;
-}
-
-// Runs fn(0..n-1) on all cores; rethrows the first exception after every worker has stopped.
-template <class Fn>
-void parallel_for(size_t n, const Fn& fn) {
-  const size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    try {
-      for (size_t i; (i = next++) < n;) fn(i);
-    } catch (...) {
-      std::lock_guard lock(error_mutex);
-      if (!error) error = std::current_exception();
-      next = n;
-    }
-  };
-  {
-    std::vector<std::jthread> helpers;
-    for (size_t w = 1; w < workers; ++w) helpers.emplace_back(work);
-    work();
-  }
-  if (error) std::rethrow_exception(error);
 }
 
 // Attention of rows [first_row, first_row + count) of request b (row = l * H + h).

@@ -8,21 +8,18 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
+#include "common/splitmix.hpp"
 
 namespace ktune::rope {
 namespace {
 
-// bf16 values uniform in [-2, 2) from splitmix64: timing shapes hold hundreds of millions.
+// bf16 values uniform in [-2, 2) from a splitmix64 stream seeded by `rng`: timing shapes hold
+// hundreds of millions, filled on every core.
 std::vector<uint16_t> random_bf16(size_t n, std::mt19937_64& rng) {
-  uint64_t state = rng();
+  const SplitMix values(rng());
   std::vector<uint16_t> out(n);
-  for (auto& x : out) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    x = num::f32_to_bf16(-2.f + 4.f * static_cast<float>(z >> 40) * 0x1p-24f);
-  }
+  parallel_each(n, size_t{1} << 20, [&](size_t i) { out[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f)); });
   return out;
 }
 
@@ -30,12 +27,13 @@ void fill_tables(HostProblem& p, int64_t rows) {
   p.table_rows = rows;
   p.cos.resize(static_cast<size_t>(rows) * kTableDim);
   p.sin.resize(p.cos.size());
-  for (int64_t pos = 0; pos < rows; ++pos)
+  parallel_each(static_cast<size_t>(rows), 4096, [&](size_t pos) {
     for (int i = 0; i < kTableDim; ++i) {
       const double angle = p.identity ? 0.0 : static_cast<double>(pos) * std::pow(kRopeTheta, -i / 32.0);
-      p.cos[static_cast<size_t>(pos) * kTableDim + i] = static_cast<float>(std::cos(angle));
-      p.sin[static_cast<size_t>(pos) * kTableDim + i] = static_cast<float>(std::sin(angle));
+      p.cos[pos * kTableDim + i] = static_cast<float>(std::cos(angle));
+      p.sin[pos * kTableDim + i] = static_cast<float>(std::sin(angle));
     }
+  });
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh): one lease's share of the
+# sweep of a family's default space, which takes longer than one call may run. The run continues
+# from the committed checkpoint (results/<device>/default-in-progress/<family>.sql.xz, the whole
+# database as SQL) when there is one; the call brings back the results text of everything swept so
+# far and a new checkpoint in $OUT:
+#   $OUT/<device>/<family>{.sql,_README.md,_winners.txt,_gaps.txt,_dispatch.hpp}  (sweep_results.sh;
+#                          results/<device>/default/ once the sweep is complete)
+#   $OUT/<family>.sql.xz   the new checkpoint: commit it in place of the old one until the sweep
+#                          reports no candidate "not started", then delete it and commit the
+#                          results text
+#   $OUT/sweep.log
+#   scripts/device/default_sweep.sh [FAMILY] [BUDGET_SECONDS]   (defaults: mla_decode, 470)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+family=${1:-mla_decode}; budget=${2:-470}
+out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+device=$("$KTUNE" devices --no-bandwidth --first-slug)
+[ -n "$device" ] || { echo "default_sweep: no GPU here ($KTUNE devices finds none)" >&2; exit 1; }
+checkpoint=results/$device/default-in-progress/$family.sql.xz
+dbdir=$(mktemp -d)
+resume=()
+if [ -f "$checkpoint" ]; then
+  # Python, not the sqlite3 shell: the GPU machine has only the library.
+  python3 -c 'import lzma, sqlite3, sys; sqlite3.connect(sys.argv[2]).executescript(lzma.open(sys.argv[1], "rt").read())' \
+    "$checkpoint" "$dbdir/$family.db" || exit 1
+  resume=(--resume)
+fi
+KTUNE_FAMILIES=$family KTUNE_SWEEP_DB_DIR=$dbdir KTUNE_RESULTS_TRIM=screened KTUNE_RESULTS_DIR=$out \
+  ./scripts/sweep_results.sh default "${resume[@]}" --budget "$budget" --timeout 30 >"$out/sweep.log" 2>&1
+rc=$?
+python3 -c 'import lzma, sqlite3, sys
+with lzma.open(sys.argv[2], "wt", preset=9) as f:
+    for line in sqlite3.connect(sys.argv[1]).iterdump(): f.write(line + "\n")' "$dbdir/$family.db" "$out/$family.sql.xz"
+grep -E "^(run|sweep):|budget of|nothing left" "$out/sweep.log"
+echo "default_sweep: sweep_results exit $rc; checkpoint $out/$family.sql.xz"
+exit $rc
