@@ -38,15 +38,13 @@ void fill_cache(HostProblem& p, const SplitMix& values, uint64_t first) {
       });
       break;
     case num::KvDtype::fp8_e4m3fn:
-      parallel_each(cache.size(), kFillChunk, [&](size_t i) {
-        cache[i] = num::f32_to_fp8_e4m3fn(values.uniform(first + i, -3.f, 3.f));
-      });
+    case num::KvDtype::fp8_e4m3fnuz: {
+      const auto encode =
+          p.kv_dtype == num::KvDtype::fp8_e4m3fn ? num::f32_to_fp8_e4m3fn : num::f32_to_fp8_e4m3fnuz;
+      parallel_each(cache.size(), kFillChunk,
+                    [&](size_t i) { cache[i] = encode(values.uniform(first + i, -3.f, 3.f)); });
       break;
-    case num::KvDtype::fp8_e4m3fnuz:
-      parallel_each(cache.size(), kFillChunk, [&](size_t i) {
-        cache[i] = num::f32_to_fp8_e4m3fnuz(values.uniform(first + i, -3.f, 3.f));
-      });
-      break;
+    }
   }
 }
 
