@@ -38,6 +38,10 @@ void parallel_for(size_t n, const Fn& fn) {
   if (error) std::rethrow_exception(error);
 }
 
+// Elements per task of a random-input fill (parallel_each): a task's overhead vanishes against a
+// million draws, and a timing shape's hundreds of millions still make hundreds of tasks.
+inline constexpr size_t kFillChunk = size_t{1} << 20;
+
 // fn(i) for every i in [0, n), in chunks of `chunk` indices run in parallel.
 template <class Fn>
 void parallel_each(size_t n, size_t chunk, const Fn& fn) {

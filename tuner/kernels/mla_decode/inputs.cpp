@@ -13,9 +13,6 @@
 namespace ktune::mla {
 namespace {
 
-// Draws per parallel task of the cache fill.
-constexpr size_t kFillChunk = size_t{1} << 20;
-
 std::vector<int32_t> request_lengths(const Key& key, const Shape& shape, int batch, std::mt19937_64& rng) {
   std::vector<int32_t> lens(batch, shape.ctx);
   if (shape.ragged) {

@@ -19,7 +19,7 @@ namespace {
 std::vector<uint16_t> random_bf16(size_t n, std::mt19937_64& rng) {
   const SplitMix values(rng());
   std::vector<uint16_t> out(n);
-  parallel_each(n, size_t{1} << 20, [&](size_t i) { out[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f)); });
+  parallel_each(n, kFillChunk, [&](size_t i) { out[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f)); });
   return out;
 }
 
