@@ -15,6 +15,7 @@ pkgs=(
   librapidcheck-dev               # property tests of the generated dispatcher
   libamdhip64-dev                 # HIP headers + hipRTC (compile for gfx90a without a GPU)
   clang-14 libclang-rt-14-dev     # libFuzzer + sanitizer runtimes: scripts/fuzz.sh fuzzes the space parser and db loader
+  python3                         # scripts/*.py (bench tables, ncu instruction mixes) and their tests
 )
 missing=()
 for p in "${pkgs[@]}"; do
