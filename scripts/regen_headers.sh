@@ -3,6 +3,10 @@
 # and checks it against the committed one: the committed header must be exactly what codegen
 # makes of the committed results. results/<device>/ holds the smoke sweeps that the runtime
 # packages; results/<device>/<space>/ the sweeps of other spaces.
+# A stale dump (swept with other templates than the current ones) is reported and its header is
+# not compared: the header carries launch sizes from the templates' geometry, so codegen of the
+# current templates need not reproduce what codegen of the swept ones made. (The runtime refuses
+# stale results by itself: codegen and package check the template hash.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ktune=${KTUNE:-${KTUNE_BUILD_DIR:-build}/ktune}
@@ -17,13 +21,13 @@ for dump in "${dumps[@]}"; do
   dir=$(dirname "$dump"); family=$(basename "$dump" .sql)
   tmp=$(mktemp -d)
   sqlite3 "$tmp/$family.db" <"$dump"
-  flags=()
   if ! "$ktune" codegen --db "$tmp/$family.db" --kernel "$family" --out "$tmp/$family.hpp" 2>"$tmp/err"; then
     if grep -q 'template hash' "$tmp/err"; then
-      echo "regen_headers: $dump is stale (templates changed since that sweep); re-run the sweep on a GPU."
+      echo "regen_headers: $dump is stale (templates changed since that sweep; re-run the sweep on a GPU):" \
+        "$dir/${family}_dispatch.hpp is not compared"
       cat "$tmp/err"
-      flags=(--allow-stale)
-      "$ktune" codegen --db "$tmp/$family.db" --kernel "$family" --out "$tmp/$family.hpp" "${flags[@]}"
+      rm -rf "$tmp"
+      continue
     else
       cat "$tmp/err" >&2; exit 1
     fi

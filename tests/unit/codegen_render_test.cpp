@@ -88,8 +88,8 @@ TEST(CodegenRender, SameDatabaseGivesTheSameBytes) {
 }
 
 TEST(CodegenRender, TextDoesNotDependOnTheCurrentTemplatesWhenTheSelectionIsTheSame) {
-  // scripts/regen_headers.sh regenerates committed headers with --allow-stale after a template
-  // change and expects the same file.
+  // A header made with --allow-stale names the runs it came from, not the current templates'
+  // hash: the same selection gives the same text.
   test::ToyDb t;
   fill(t);
   const auto fresh = render_header(build_table(t.db(), test::toy(), test::request()));
