@@ -32,11 +32,9 @@ inline std::string ktune_exe() {
   return env != nullptr && *env != '\0' ? env : KTUNE_EXE;
 }
 
-// `args` is appended to the executable's path as shell words; `env` (e.g. "KTUNE_CACHE_DIR=/x")
-// is prefixed; `input` (no single quotes) is the standard input, followed by a newline.
-inline CliResult run_ktune(const std::string& args, const std::string& env = "", const std::string& input = "") {
-  const std::string cmd = "printf '%s\\n' '" + input + "' | " + env + " " + ktune_exe() + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
+// Runs a shell command line, its stderr joined to its stdout.
+inline CliResult run_command(const std::string& cmd) {
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
   if (!p) throw std::runtime_error("popen failed: " + cmd);
   CliResult r;
   std::array<char, 4096> buf;
@@ -44,6 +42,12 @@ inline CliResult run_ktune(const std::string& args, const std::string& env = "",
   int st = ::pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+// `args` is appended to the executable's path as shell words; `env` (e.g. "KTUNE_CACHE_DIR=/x")
+// is prefixed; `input` (no single quotes) is the standard input, followed by a newline.
+inline CliResult run_ktune(const std::string& args, const std::string& env = "", const std::string& input = "") {
+  return run_command("printf '%s\\n' '" + input + "' | " + env + " " + ktune_exe() + " " + args);
 }
 
 // What a run printed on each stream apart: for output that is parsed (CSV, JSON), which a note

@@ -20,21 +20,14 @@ constexpr const char* kExport =
     "\"0x30\",\"      EXIT\",\"2\",\"10\"\n";
 
 CliResult run_script(const std::string& args) {
-  const std::string cmd = "python3 '" KTUNE_SOURCE_DIR "/scripts/ncu_opcode_mix.py' " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  CliResult r;
-  if (p == nullptr) return r;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return run_command("python3 '" KTUNE_SOURCE_DIR "/scripts/ncu_opcode_mix.py' " + args);
 }
 
 class NcuOpcodeMix : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::system("python3 -c pass >/dev/null 2>&1") != 0) GTEST_FAIL() << "python3 is missing (scripts/deps.sh installs it)";
+    if (std::system("python3 -c pass >/dev/null 2>&1") != 0)
+      GTEST_FAIL() << "python3 is missing (scripts/deps.sh installs it)";
   }
   CliTempDir dir;
 };
@@ -42,7 +35,8 @@ class NcuOpcodeMix : public ::testing::Test {
 TEST_F(NcuOpcodeMix, SharesOfInstructionsAndStallsPerOpcodeLargestFirst) {
   const auto r = run_script("'" + dir.write("x.csv", kExport) + "'");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "0.0 M warp instructions executed, 4 SASS instructions, 10 stall samples")) << r.output;
+  EXPECT_TRUE(contains(r.output, "0.0 M warp instructions executed, 4 SASS instructions, 10 stall samples"))
+      << r.output;
   // The guard predicate is not the opcode: IMAD.MOV.U32 and @!P0 IMAD.U32 are both IMAD.
   EXPECT_TRUE(contains(r.output, "| IMAD | 60.0 | 50.0 |\n| HMMA | 30.0 | 30.0 |\n| EXIT | 10.0 | 20.0 |")) << r.output;
 }
@@ -50,7 +44,8 @@ TEST_F(NcuOpcodeMix, SharesOfInstructionsAndStallsPerOpcodeLargestFirst) {
 TEST_F(NcuOpcodeMix, VariantsKeepTheModifiersAndTopCuts) {
   const auto r = run_script("--variants --top 2 '" + dir.write("x.csv", kExport) + "'");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "| IMAD.MOV.U32 | 40.0 | 40.0 |\n| HMMA.16816.F32.BF16 | 30.0 | 30.0 |\n")) << r.output;
+  EXPECT_TRUE(contains(r.output, "| IMAD.MOV.U32 | 40.0 | 40.0 |\n| HMMA.16816.F32.BF16 | 30.0 | 30.0 |\n"))
+      << r.output;
   EXPECT_FALSE(contains(r.output, "IMAD.U32")) << "--top 2 shows two rows:\n" << r.output;
 }
 
@@ -61,8 +56,10 @@ TEST_F(NcuOpcodeMix, AnExportWithoutTheSassTableIsRefused) {
 }
 
 TEST_F(NcuOpcodeMix, AnExportWithNothingExecutedIsRefused) {
-  const auto r = run_script("'" + dir.write("x.csv", "\"Address\",\"Source\",\"Warp Stall Sampling (All Samples)\","
-                                                     "\"Instructions Executed\"\n\"0x0\",\"EXIT\",\"0\",\"0\"\n") + "'");
+  const std::string export_csv =
+      "\"Address\",\"Source\",\"Warp Stall Sampling (All Samples)\",\"Instructions Executed\"\n"
+      "\"0x0\",\"EXIT\",\"0\",\"0\"\n";
+  const auto r = run_script("'" + dir.write("x.csv", export_csv) + "'");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "counts no executed instructions")) << r.output;
 }
