@@ -19,8 +19,10 @@ constexpr const char* kExport =
     "\"0x20\",\"@!P0  IMAD.U32 R1, R2, 0x10000, RZ\",\"1\",\"20\"\n"
     "\"0x30\",\"      EXIT\",\"2\",\"10\"\n";
 
-CliResult run_script(const std::string& args) {
-  return run_command("python3 '" KTUNE_SOURCE_DIR "/scripts/ncu_opcode_mix.py' " + args);
+// The script on an export written to `dir`, with `flags` before its path.
+CliResult run_script(const CliTempDir& dir, const std::string& export_csv, const std::string& flags = "") {
+  const std::string path = dir.write("export.csv", export_csv);
+  return run_command("python3 '" KTUNE_SOURCE_DIR "/scripts/ncu_opcode_mix.py' " + flags + " '" + path + "'");
 }
 
 class NcuOpcodeMix : public ::testing::Test {
@@ -33,7 +35,7 @@ class NcuOpcodeMix : public ::testing::Test {
 };
 
 TEST_F(NcuOpcodeMix, SharesOfInstructionsAndStallsPerOpcodeLargestFirst) {
-  const auto r = run_script("'" + dir.write("x.csv", kExport) + "'");
+  const auto r = run_script(dir, kExport);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "0.0 M warp instructions executed, 4 SASS instructions, 10 stall samples"))
       << r.output;
@@ -42,7 +44,7 @@ TEST_F(NcuOpcodeMix, SharesOfInstructionsAndStallsPerOpcodeLargestFirst) {
 }
 
 TEST_F(NcuOpcodeMix, VariantsKeepTheModifiersAndTopCuts) {
-  const auto r = run_script("--variants --top 2 '" + dir.write("x.csv", kExport) + "'");
+  const auto r = run_script(dir, kExport, "--variants --top 2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "| IMAD.MOV.U32 | 40.0 | 40.0 |\n| HMMA.16816.F32.BF16 | 30.0 | 30.0 |\n"))
       << r.output;
@@ -50,7 +52,7 @@ TEST_F(NcuOpcodeMix, VariantsKeepTheModifiersAndTopCuts) {
 }
 
 TEST_F(NcuOpcodeMix, AnExportWithoutTheSassTableIsRefused) {
-  const auto r = run_script("'" + dir.write("x.csv", "==PROF== No kernels were profiled.\n") + "'");
+  const auto r = run_script(dir, "==PROF== No kernels were profiled.\n");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "has no SASS table")) << r.output;
 }
@@ -59,7 +61,7 @@ TEST_F(NcuOpcodeMix, AnExportWithNothingExecutedIsRefused) {
   const std::string export_csv =
       "\"Address\",\"Source\",\"Warp Stall Sampling (All Samples)\",\"Instructions Executed\"\n"
       "\"0x0\",\"EXIT\",\"0\",\"0\"\n";
-  const auto r = run_script("'" + dir.write("x.csv", export_csv) + "'");
+  const auto r = run_script(dir, export_csv);
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "counts no executed instructions")) << r.output;
 }

@@ -44,7 +44,7 @@ int64_t value_of(const toml::node& n, const FieldSpec& spec, std::string_view or
   else if (auto s = n.as_string())
     text = s->get();
   else if (auto b = n.as_boolean())
-    text = b->get() ? "1" : "0";
+    text = std::to_string(b->get() ? 1 : 0);
   else
     throw Error(fmt::format("{}: [{}] {}: expected {}, found {}", where(origin, n), section, spec.name,
                             spec.is_enum() ? fmt::format("one of {}", fmt::join(spec.labels, ", "))
