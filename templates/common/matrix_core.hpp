@@ -94,32 +94,52 @@ __device__ __forceinline__ int acc_col(int e) { return lane_id() % 16; }
 __device__ __forceinline__ int acc_row(int e) { return lane_row(row_slot(e)); }
 
 // ---------------------------------------------------------------------------------------------
-// Q K^T operands: 16 rows (A) or 16 keys (B) x 32 reduction dims, bf16, both row-major in shared
-// memory. Each lane reads 16 contiguous bytes (8 dims) per row and feeds them to two k-steps, so
-// the dims meet the matrix core in a permuted order; A and B use the same permutation, and a dot
-// product does not depend on the order of its terms.
+// Q K^T operands: 16 rows (A) or 16 keys (B) x 32 reduction dims, both row-major in shared memory
+// (load_qk_a, load_qk_b, mma_qk). NVIDIA reads them with ldmatrix, which hands each lane its
+// fragment registers in the order mma.sync takes them (16-byte loads of rows g and g + 8 would
+// need 4 register moves per product to interleave them); AMD reads 16 contiguous bytes (8 dims)
+// per lane, which is its fragment order. The fp8 path's A is the same QkA over the fp16 query
+// tile that store_q16 lays out for the decoded keys (below).
 
 #if defined(KTUNE_CUDA)
+__device__ __forceinline__ u32 shared_address(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
+
+// Four 8 x 8 matrices of 16-bit elements: lane l gives the address of row l % 8 of matrix l / 8
+// and receives, per matrix, the pair at row l / 4, cols 2 (l % 4) .. + 1.
+__device__ __forceinline__ u32x4 ldmatrix_x4(const u8* row_of_lane) {
+  u32x4 r;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "r"(shared_address(row_of_lane)));
+  return r;
+}
+
 struct QkA {
-  u32x4 lo, hi;  // rows g and g + 8
+  u32x4 step[2];  // a0 .. a3 of dims 0..15, then of dims 16..31
 };
 struct QkB {
-  u32x4 k0, k1;  // keys g and g + 8
+  u32x4 step[2];  // per 16 dims: b0, b1 of keys 0..7, then b0, b1 of keys 8..15
 };
 
 template <class L>
 __device__ __forceinline__ QkA load_qk_a(const u8* base, int row0, int dim0) {
+  // Matrices (rows 0-7, dims 0-7), (rows 8-15, dims 0-7), (rows 0-7, dims 8-15), (rows 8-15, dims 8-15).
   const int lane = lane_id();
-  const int byte = dim0 * 2 + 16 * (lane % 4);
-  return {load16(base + L::offset(row0 + lane / 4, byte)), load16(base + L::offset(row0 + lane / 4 + 8, byte))};
+  const int row = row0 + lane % 16;
+  return {{ldmatrix_x4(base + L::offset(row, (dim0 + 8 * (lane / 16)) * 2)),
+           ldmatrix_x4(base + L::offset(row, (dim0 + 16 + 8 * (lane / 16)) * 2))}};
 }
 
 template <class L>
 __device__ __forceinline__ QkB load_qk_b(const u8* base, int key0, int dim0) {
+  // Matrices (keys 0-7, dims 0-7), (keys 0-7, dims 8-15), (keys 8-15, dims 0-7), (keys 8-15, dims 8-15):
+  // a key's row of dims is a column of B, as mma.sync's .col B wants it.
   const int lane = lane_id();
-  const int byte = dim0 * 2 + 16 * (lane % 4);
-  return {load16(base + L::offset(key0 + lane / 4, byte)), load16(base + L::offset(key0 + lane / 4 + 8, byte))};
+  const int key = key0 + lane % 8 + 8 * (lane / 16);
+  const int dim = dim0 + 8 * (lane / 8 % 2);
+  return {{ldmatrix_x4(base + L::offset(key, dim * 2)), ldmatrix_x4(base + L::offset(key, (dim + 16) * 2))}};
 }
+
 
 // d += a b for one m16n8k16 step: a = 4 registers (bf16 pairs), b = 2.
 __device__ __forceinline__ void mma_16816(float* d, u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
@@ -131,11 +151,12 @@ __device__ __forceinline__ void mma_16816(float* d, u32 a0, u32 a1, u32 a2, u32 
 }
 
 __device__ __forceinline__ void mma_qk(Acc16& acc, const QkA& a, const QkB& b) {
-  // k-step 0 takes words x, y of each 16-byte row piece, k-step 1 words z, w.
-  mma_16816(acc.v, a.lo.x, a.hi.x, a.lo.y, a.hi.y, b.k0.x, b.k0.y);
-  mma_16816(acc.v, a.lo.z, a.hi.z, a.lo.w, a.hi.w, b.k0.z, b.k0.w);
-  mma_16816(acc.v + 4, a.lo.x, a.hi.x, a.lo.y, a.hi.y, b.k1.x, b.k1.y);
-  mma_16816(acc.v + 4, a.lo.z, a.hi.z, a.lo.w, a.hi.w, b.k1.z, b.k1.w);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const u32x4& x = a.step[s];
+    mma_16816(acc.v, x.x, x.y, x.z, x.w, b.step[s].x, b.step[s].y);
+    mma_16816(acc.v + 4, x.x, x.y, x.z, x.w, b.step[s].z, b.step[s].w);
+  }
 }
 #else
 typedef short short4_t __attribute__((ext_vector_type(4)));
@@ -160,6 +181,7 @@ __device__ __forceinline__ QkB load_qk_b(const u8* base, int key0, int dim0) {
   return {load16(base + L::offset(key0 + lane % 16, dim0 * 2 + 16 * (lane / 16)))};
 }
 
+
 __device__ __forceinline__ short4_t as_short4(u32 lo, u32 hi) {
   short4_t s;
   s[0] = static_cast<short>(lo & 0xffffu), s[1] = static_cast<short>(lo >> 16);
@@ -181,10 +203,10 @@ __device__ __forceinline__ void mma_qk(Acc16& acc, const QkA& a, const QkB& b) {
 #endif
 
 // ---------------------------------------------------------------------------------------------
-// P V operands: A = 16 rows x 16 keys of a row-major fp16 matrix (P), B = 16 keys x 16 dims of a
-// row-major bf16 matrix (V: the keys' rows, so B is read transposed), converted to fp16 in
-// registers (to_f16): P in [0, 1] keeps 11 significant bits in fp16 against bf16's 8, and a
-// single fp16 term of P holds the verification's tolerance where a bf16 one would not.
+// P V operands: A = 16 rows x 16 keys of a row-major 16-bit matrix (P), B = 16 keys x 16 dims of a
+// row-major bf16 matrix (V: the keys' rows, so B is read transposed). Either P is fp16 and V is
+// converted to fp16 in registers (to_f16, mma_pv_f16), or P is a bf16 term and V meets it as it
+// is (mma_pv); the kernel chooses (mla_decode_mma.hip, number formats).
 
 #if defined(KTUNE_CUDA)
 struct PvA {
@@ -193,8 +215,6 @@ struct PvA {
 struct PvB {
   u32 r[4];  // two n8 tiles: r[0], r[1] dims 0..7; r[2], r[3] dims 8..15
 };
-
-__device__ __forceinline__ u32 shared_address(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 
 template <class L>
 __device__ __forceinline__ PvA load_pv_a(const u8* base, int row0, int key0) {
@@ -241,6 +261,12 @@ __device__ __forceinline__ PvB to_f16(const PvB& b) {
 __device__ __forceinline__ void mma_pv_f16(Acc16& acc, const PvA& a, const PvB& b) {
   mma_16816_f16(acc.v, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
   mma_16816_f16(acc.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.r[2], b.r[3]);
+}
+
+// acc += P V in bf16: a bf16 term of P times a V block as the tile holds it.
+__device__ __forceinline__ void mma_pv(Acc16& acc, const PvA& a, const PvB& b) {
+  mma_16816(acc.v, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
+  mma_16816(acc.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.r[2], b.r[3]);
 }
 #else
 struct PvA {
@@ -290,15 +316,19 @@ __device__ __forceinline__ PvB to_f16(const PvB& b) {
 __device__ __forceinline__ void mma_pv_f16(Acc16& acc, const PvA& a, const PvB& b) {
   mfma_16x16x16_f16(acc, __builtin_bit_cast(half4_t, a.s), __builtin_bit_cast(half4_t, b.s));
 }
+
+// acc += P V in bf16: a bf16 term of P times a V block as the tile holds it.
+__device__ __forceinline__ void mma_pv(Acc16& acc, const PvA& a, const PvB& b) { mfma_16x16x16(acc, a.s, b.s); }
 #endif
 
 // ---------------------------------------------------------------------------------------------
 // fp8 operands, decoded to fp16 in registers. DECODE is a type with
 //   __device__ static u32 pair(u32 codes)   // the low two codes of `codes` -> fp16x2 (code 0 low)
 //
-// Q K^T: B = 16 fp8 keys x 32 dims (CodeRows), read as 8 codes per lane where the bf16 path reads
-// 8 bf16, so that decode() yields the bf16 path's QkB layout in fp16; A is the bf16 path's QkA
-// over an fp16 query tile, and mma_qk_f16 is mma_qk in fp16.
+// Q K^T: B = 16 fp8 keys x 32 dims (CodeRows), 8 codes (8 consecutive dims) per lane and key, which
+// decode() turns into a QkB16 in fp16 and mma_qk_f16 feeds to two k-steps: the dims meet the
+// matrix core in a permuted order. store_q16 writes the fp16 query tile in the same order, so
+// that load_qk_a reads A to match (a dot product does not depend on the order of its terms).
 //
 // P V with fp8 V, 32 value dims (two 16 x 16 accumulator blocks) a step: A = P (load_pv_a), B = 16
 // keys x 32 dims of codes. NVIDIA: a lane reads one 32-bit word (4 dims) of 4 keys and
@@ -318,17 +348,43 @@ __device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
   return {load8(base + L::offset(key0 + lane / 4, byte)), load8(base + L::offset(key0 + lane / 4 + 8, byte))};
 }
 
+struct QkB16 {
+  u32x4 k0, k1;  // keys g and g + 8, dims 8 c .. + 7
+};
+
 template <class DECODE>
-__device__ __forceinline__ QkB decode(const QkB8& b) {
+__device__ __forceinline__ QkB16 decode(const QkB8& b) {
   return {{DECODE::pair(b.k0.x), DECODE::pair(b.k0.x >> 16), DECODE::pair(b.k0.y), DECODE::pair(b.k0.y >> 16)},
           {DECODE::pair(b.k1.x), DECODE::pair(b.k1.x >> 16), DECODE::pair(b.k1.y), DECODE::pair(b.k1.y >> 16)}};
 }
 
-__device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB& b) {
-  mma_16816_f16(acc.v, a.lo.x, a.hi.x, a.lo.y, a.hi.y, b.k0.x, b.k0.y);
-  mma_16816_f16(acc.v, a.lo.z, a.hi.z, a.lo.w, a.hi.w, b.k0.z, b.k0.w);
-  mma_16816_f16(acc.v + 4, a.lo.x, a.hi.x, a.lo.y, a.hi.y, b.k1.x, b.k1.y);
-  mma_16816_f16(acc.v + 4, a.lo.z, a.hi.z, a.lo.w, a.hi.w, b.k1.z, b.k1.w);
+// k-step s takes words 2 s, 2 s + 1 of each key's 8 decoded dims: lane 4 g + c pairs dims
+// 8 c + 4 s + {0, 1} (logical k 2 c, 2 c + 1) and 8 c + 4 s + {2, 3} (logical k 2 c + 8, + 9).
+__device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB16& b) {
+  const u32x4 &s0 = a.step[0], &s1 = a.step[1];
+  mma_16816_f16(acc.v, s0.x, s0.y, s0.z, s0.w, b.k0.x, b.k0.y);
+  mma_16816_f16(acc.v, s1.x, s1.y, s1.z, s1.w, b.k0.z, b.k0.w);
+  mma_16816_f16(acc.v + 4, s0.x, s0.y, s0.z, s0.w, b.k1.x, b.k1.y);
+  mma_16816_f16(acc.v + 4, s1.x, s1.y, s1.z, s1.w, b.k1.z, b.k1.w);
+}
+
+// 32 dims of a query row (f: floats in dim order) as fp16 at logical positions 0..31 of the
+// row's 32-dim step at dim0, where load_qk_a reads k-step s = position / 16: position
+// 16 s + 8 h + 2 c + e holds dim 8 c + 4 s + 2 h + e, the dim mma_qk_f16 pairs with it.
+template <class L>
+__device__ __forceinline__ void store_q16(u8* base, int row, int dim0, const float (&f)[32]) {
+#pragma unroll
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    u32 w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int p = chunk * 8 + i * 2;  // positions p, p + 1
+      const int s = p / 16, h = p % 16 / 8, c = p % 8 / 2;
+      const int dim = 8 * c + 4 * s + 2 * h;
+      w[i] = pack_f16x2(f[dim], f[dim + 1]);
+    }
+    store16(base + L::offset(row, dim0 * 2 + chunk * 16), u32x4{w[0], w[1], w[2], w[3]});
+  }
 }
 
 struct PvB8 {
@@ -385,14 +441,26 @@ __device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
   return {load8(base + L::offset(key0 + lane % 16, dim0 + 8 * (lane / 16)))};
 }
 
+typedef QkB QkB16;
 template <class DECODE>
-__device__ __forceinline__ QkB decode(const QkB8& b) {
+__device__ __forceinline__ QkB16 decode(const QkB8& b) {
   return {{DECODE::pair(b.k.x), DECODE::pair(b.k.x >> 16), DECODE::pair(b.k.y), DECODE::pair(b.k.y >> 16)}};
 }
 
-__device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB& b) {
+__device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB16& b) {
   mfma_16x16x16_f16(acc, as_half4(a.x.x, a.x.y), as_half4(b.x.x, b.x.y));
   mfma_16x16x16_f16(acc, as_half4(a.x.z, a.x.w), as_half4(b.x.z, b.x.w));
+}
+
+// 32 dims of a query row (f: floats in dim order) as fp16 in dim order, load_qk_a's order here.
+template <class L>
+__device__ __forceinline__ void store_q16(u8* base, int row, int dim0, const float (&f)[32]) {
+#pragma unroll
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    const float* x = f + chunk * 8;
+    store16(base + L::offset(row, dim0 * 2 + chunk * 16), u32x4{pack_f16x2(x[0], x[1]), pack_f16x2(x[2], x[3]),
+                                                                pack_f16x2(x[4], x[5]), pack_f16x2(x[6], x[7])});
+  }
 }
 
 struct PvB8 {

@@ -169,8 +169,9 @@ struct MmaGeometry {
   // Shared memory, in bytes: the q tile (bf16 queries; fp16, pre-scaled, on the fp8 path) has rows
   // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring's slots hold KV rows
   // as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
-  // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (fp16) has rows
-  // padded by 16 bytes. Then one fp32 per (key block, row) for the cross-warp row reductions.
+  // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (one 16-bit matrix
+  // per term) has rows padded by 16 bytes. Then one fp32 per (key block, row) for the cross-warp
+  // row reductions.
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
@@ -185,8 +186,12 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int tile_slots() const { return keys / ring_keys(); }
   KTUNE_GEOMETRY_FN int stage_bytes() const { return ring_keys() * ring_row_bytes(); }
   KTUNE_GEOMETRY_FN int p_stride() const { return keys * 2 + 16; }
+  // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V on
+  // mma.sync, else one fp16 term.
+  KTUNE_GEOMETRY_FN int p_terms() const { return !fp8() && !qk_wgmma ? 2 : 1; }
+  KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
-  KTUNE_GEOMETRY_FN int p_bytes() const { return rows * p_stride(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return p_terms() * p_term_bytes(); }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
   KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
 
@@ -208,7 +213,7 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int live_registers() const {
     const int qk_operands =
         qk_wgmma ? 0 : (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
-    const int pv_operands = (m_tiles() * 128 + (fp8() ? 384 : 128)) / warp;
+    const int pv_operands = (m_tiles() * p_terms() * 128 + (fp8() ? 384 : 128)) / warp;
     const int stats = 3 * m_tiles() * (warp / 16);
     return accumulators() + qk_chains() * qk_m_tiles() * qk_key_blocks() * lane_acc() + qk_operands + pv_operands +
            stats + 40;

@@ -18,12 +18,17 @@
 //     P goes through shared memory: the warp that holds a key's scores is not the warp that needs
 //     them for its dims.
 // Number formats at the matrix cores (fp32 accumulation throughout):
-//   P V in fp16: P in [0, 1] is one fp16 term (2^-12 relative; one bf16 term, 2^-9, perturbs the
+//   P V with a bf16 cache on mma.sync (MmaGeometry::p_terms() == 2): V in bf16 as the tile holds
+//     it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded), so
+//     two products per block: about 16 significant bits of P (one bf16 term, 2^-9, perturbs the
 //     softmax weights by more than the verification's absolute tolerance allows on short
-//     contexts). V is converted to fp16 in registers, exactly: an E4M3 code times a power of two
-//     is an fp16 value (Fp8ToF16, which the fp32 scales undo), and so is a bf16 value whose
-//     magnitude lies in fp16's normal range, 2^-14 .. 65504 (smaller ones lose bits they barely
-//     contribute, larger ones overflow).
+//     contexts), and no instruction spent on V, where converting it to fp16 took a fifth of the
+//     instructions (results/nvidia-h200/profiles).
+//   P V otherwise in fp16: P is one fp16 term (2^-12 relative), and V is converted to fp16 in
+//     registers, exactly: an E4M3 code times a power of two is an fp16 value (Fp8ToF16, which the
+//     fp32 scales undo), and so is a bf16 value whose magnitude lies in fp16's normal range,
+//     2^-14 .. 65504 (smaller ones lose bits they barely contribute, larger ones overflow). (The
+//     wgmma path's shared memory has no room for P's second term.)
 //   Q K^T: bf16 KV in bf16; fp8 KV in fp16 (fp8 x fp8 math would round the queries to 3 mantissa
 //     bits), with the bf16 queries converted as bf16 V is (not scaled: a scaled query would round,
 //     and the scores' fp32 accuracy, which the lse check holds to 1e-4, would be lost).
@@ -62,9 +67,12 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 
 // Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA) or 2 (Q K^T on wgmma, sm_90a; see
 // MmaGeometry::qk_wgmma). STAGES: slots in the ring (MmaGeometry::ring_keys).
-// Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes().
+// Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). One CTA per compute unit (the
+// launch bounds' second argument): the ring fills shared memory, so a second CTA would not fit
+// anyway, and ptxas otherwise caps registers at 128 for 256 threads and spills (rows=16 keys=64
+// stages=5: 128 registers and 8 bytes of spills, against 172 and none).
 template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, 1)
     mla_decode_mma(const u16* __restrict__ q, const u8* __restrict__ kv_cache, const i32* __restrict__ block_table,
                    const i32* __restrict__ kv_lens, u16* __restrict__ o, float* __restrict__ lse,
                    float* __restrict__ part_o, float* __restrict__ part_lse, float softmax_scale, float kv_scale,
@@ -90,6 +98,7 @@ __global__ void __launch_bounds__(THREADS)
   typedef mc::PaddedRows<G.p_stride()> PRows;    // P
   typedef Fp8ToF16<KV_DTYPE> Decode;
   constexpr bool FP8 = KV_DTYPE != kKvBf16;
+  constexpr bool P_TERMS = G.p_terms() == 2;  // P as bf16 hi + lo, V in bf16
 
   extern __shared__ u32x4 smem[];
   u8* const smem_bytes = reinterpret_cast<u8*>(smem);
@@ -97,6 +106,7 @@ __global__ void __launch_bounds__(THREADS)
   u8* const sQ = smem_bytes;
   u8* const sRing = smem_bytes + G.ring_offset();
   u8* const sP = smem_bytes + G.p_offset();
+  u8* const sP_lo = sP + G.p_term_bytes();  // P_TERMS: the second term
   float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -202,24 +212,28 @@ __global__ void __launch_bounds__(THREADS)
     async_copy::commit();
   }
   // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output. The
-  // fp8 path computes with fp16 queries: each thread rewrites the q chunks it copied, once they
-  // landed (the tile loop's first barrier publishes them).
-  // fp8 codes reach the matrix cores scaled by 1 / kv_unit (Fp8ToF16).
+  // fp8 path computes with fp16 queries, rewritten in place once the q tile landed (the tile
+  // loop's first barrier publishes them). fp8 codes reach the matrix cores scaled by 1 / kv_unit
+  // (Fp8ToF16).
   constexpr float kv_unit = FP8 ? Decode::kScale : 1.f;
   const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
   if constexpr (FP8) {
+    // In steps of 32 dims, in the order the decoded keys meet them (mc::store_q16); a step's
+    // chunks came from several threads' copies.
     async_copy::wait<STAGES - SLOTS - 1>();  // the first group
+    __syncthreads();
+    constexpr int Q_STEPS = kHeadDim / 32;
+    for (int i = tid; i < ROWS * Q_STEPS; i += THREADS) {
+      const int r = i / Q_STEPS, d0 = i % Q_STEPS * 32;
+      float f[32];
 #pragma unroll
-    for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
-      const int idx = tid + v * THREADS;
-      if (idx < ROWS * ROW_CHUNKS) {
-        u8* const at = sQ + QTile::offset(idx / ROW_CHUNKS, idx % ROW_CHUNKS * 16);
-        float f[8];
-        bf16x8_to_float(load16(at), f);
-        const u32x4 h = {pack_f16x2(f[0], f[1]), pack_f16x2(f[2], f[3]), pack_f16x2(f[4], f[5]),
-                         pack_f16x2(f[6], f[7])};
-        store16(at, h);
+      for (int c = 0; c < 4; ++c) {
+        float x[8];
+        bf16x8_to_float(load16(sQ + QTile::offset(r, (d0 + 8 * c) * 2)), x);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) f[8 * c + e] = x[e];
       }
+      mc::store_q16<QTile>(sQ, r, d0, f);
     }
   }
 
@@ -313,7 +327,7 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
                 for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);
               } else {
-                const mc::QkB k = mc::decode<Decode>(mc::load_qk_b8<Codes>(key_slot(key), key % SLOT_KEYS, d));
+                const mc::QkB16 k = mc::decode<Decode>(mc::load_qk_b8<Codes>(key_slot(key), key % SLOT_KEYS, d));
 #pragma unroll
                 for (int qm = 0; qm < QMT; ++qm) mc::mma_qk_f16(chains[c][qm][kb], a[qm], k);
               }
@@ -380,7 +394,13 @@ __global__ void __launch_bounds__(THREADS)
             const float p = fast_exp2(s[qm][kb].v[e] - base[slot]);
             sum_qk[qm][slot] += p;
             const u32 at = PRows::offset((qk_m0 + qm) * 16 + mc::acc_row(e), (qk_key0 + kb * 16 + mc::acc_col(e)) * 2);
-            *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(float_to_f16(p));
+            if constexpr (P_TERMS) {
+              const u32 hi = __float_as_uint(p) >> 16;
+              *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(hi);
+              *reinterpret_cast<u16*>(sP_lo + at) = static_cast<u16>(float_to_bf16(p - __uint_as_float(hi << 16)));
+            } else {
+              *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(float_to_f16(p));
+            }
           }
       }
     }
@@ -416,7 +436,19 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
         if (mt < live_m_tiles) p[mt] = mc::load_pv_a<PRows>(sP, mt * 16, kb * 16);
-      if constexpr (!FP8) {
+      if constexpr (P_TERMS) {
+        mc::PvA p_lo[MT];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+          if (mt < live_m_tiles) p_lo[mt] = mc::load_pv_a<PRows>(sP_lo, mt * 16, kb * 16);
+#pragma unroll
+        for (int pb = 0; pb < PVB; ++pb) {
+          const mc::PvB v = mc::load_pv_b<Tile>(slot, key, pv_dim0 + pb * 16);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+            if (mt < live_m_tiles) mc::mma_pv(acc[mt][pb], p[mt], v), mc::mma_pv(acc[mt][pb], p_lo[mt], v);
+        }
+      } else if constexpr (!FP8) {
 #pragma unroll
         for (int pb = 0; pb < PVB; ++pb) {
           const mc::PvB v = mc::to_f16(mc::load_pv_b<Tile>(slot, key, pv_dim0 + pb * 16));

@@ -148,9 +148,13 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_EQ(g.qk_key_warp_of(5), 1);
   EXPECT_EQ(g.qk_m_tile_of(5), 1);
   EXPECT_EQ(g.qk_chains(), 1);
-  // Its shared memory is the mma kernel's: the panels hold the same bytes as the swizzled rows.
-  // (mma's 64-key tiles take 2 slots of 32 keys each: 4 slots hold wgmma's 2 tiles.)
-  EXPECT_EQ(g.shared_bytes(), mma_geometry({64, 64, 256, 4, 0, kMathMma}, num::KvDtype::bf16, 32).shared_bytes());
+  // Its shared memory is the mma kernel's but for P's second term: the panels hold the same bytes
+  // as the swizzled rows. (mma's 64-key tiles take 2 slots of 32 keys each: 4 slots hold wgmma's
+  // 2 tiles.)
+  const auto mma = mma_geometry({64, 64, 256, 4, 0, kMathMma}, num::KvDtype::bf16, 32);
+  EXPECT_EQ(g.p_terms(), 1);
+  EXPECT_EQ(mma.p_terms(), 2);
+  EXPECT_EQ(g.shared_bytes() + mma.p_term_bytes(), mma.shared_bytes());
 }
 
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
@@ -221,14 +225,15 @@ TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
   const Key bf16{16, 1, false, num::KvDtype::bf16, 1};
   const LaunchInfo info = family().launch_info(to_params(bf16), to_params(Config{16, 64, 128, 5, 0, kMathMma}));
   EXPECT_EQ(info.threads_per_block, 128);
-  // q and 5 ring slots of 32 rows of 1152 bytes, P in fp16 (rows of 64 x 2 + 16 bytes), and one
-  // fp32 per (key block, row).
-  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 5 * 32 * 1152 + 16 * 144 + 4 * 16 * 4);
-  // fp8: ring slots of codes in rows padded to 640 bytes (decoded in registers, no bf16 tile).
+  // q and 5 ring slots of 32 rows of 1152 bytes, P as two bf16 terms (two matrices, rows of
+  // 64 x 2 + 16 bytes), and one fp32 per (key block, row).
+  EXPECT_EQ(info.shared_bytes, 16 * 1152 + 5 * 32 * 1152 + 2 * 16 * 144 + 4 * 16 * 4);
+  // fp8: ring slots of codes in rows padded to 640 bytes (decoded in registers, no bf16 tile), and
+  // P as one fp16 term.
   const Key fp8{16, 1, false, num::KvDtype::fp8_e4m3fn, 1};
   EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 6, 0, kMathMma})).shared_bytes,
             16 * 1152 + 6 * 32 * 640 + 16 * 144 + 4 * 16 * 4);
-  // wgmma's slot is its whole tile.
+  // wgmma's slot is its whole tile; its P is one fp16 term.
   EXPECT_EQ(family().launch_info(to_params(bf16), to_params(Config{64, 64, 256, 2, 0, kMathWgmma})).shared_bytes,
             64 * 1152 + 2 * 64 * 1152 + 64 * 144 + 4 * 64 * 4);
   // The warp size changes the registers, not the shared memory that launch_info reports.
