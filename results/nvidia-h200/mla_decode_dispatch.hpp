@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-01T08:44:47Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 9e014cf5ff772d07, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.UI1bJ4MdCf/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-02T06:01:52Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash edf6382a41caf521, ktune 0.1.0, host 'vm'
+       command: /work/main/.devexp/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.IOpYYWp4V3/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -144,30 +144,30 @@ inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 10
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 204160, 78.44799757003784},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 107.28000104427338},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 125.60000270605087},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 198.7679973244667},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 226816, 307.2959929704666},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 600.0480055809021},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 113.68000134825706},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 34
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 192.4320012331009},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 110
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 203.16799730062485},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 310.0159913301468},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 452.6880085468292},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 885.4399919509888},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
-    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 204160, 78.66399735212326},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 52
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 105.28000071644783},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 124.54399839043617},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 197.83999770879745},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 226816, 306.43200874328613},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 596.671998500824},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 117.07199737429619},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 72
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 200.00000298023224},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 148
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 200.1120001077652},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 309.88800525665283},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 449.40800964832306},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 883.5840225219727},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 584
+    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 74.79200139641762},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 103.61599922180176},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 123.96800145506859},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 195.5680027604103},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 226816, 301.87200009822845},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 226816, 589.3439948558807},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 83.36799964308739},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 145.88799327611923},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 199.48800653219223},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 303.6479949951172},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 425.79199373722076},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 840.6239748001099},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
+    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 75.35199820995331},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 105.6159995496273},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 123.63200262188911},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 195.71200013160706},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 226816, 301.2160062789917},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 226816, 589.711993932724},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 556
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 83.93600210547447},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 145.53600549697876},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 195.6319957971573},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 301.03999376296997},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 426.4640063047409},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 844.0960049629211},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
 };
 
 // sm_90a
