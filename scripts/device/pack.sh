@@ -14,5 +14,8 @@ done
 for exe in .devbin/ktune .devbin/ktune_*; do
   ldd "$exe" | awk '/=>/ {print $3}' | grep -E 'benchmark|SQLiteCpp|tomlplusplus' || true
 done | sort -u | xargs -r -I{} cp -L {} .devbin/lib/
-grep -qx '/.devbin/' .git/info/exclude 2>/dev/null || echo '/.devbin/' >>.git/info/exclude
+# (git rev-parse: in a worktree .git is a file, and the exclude file is the main checkout's.)
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.devbin/' "$exclude" 2>/dev/null || echo '/.devbin/' >>"$exclude"
 du -sh .devbin
