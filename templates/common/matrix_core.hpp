@@ -13,7 +13,14 @@
 //
 // Shared-memory matrices are addressed through a layout type L with
 //   __device__ static u32 offset(int row, int byte)   // byte offset of (row, byte within the row)
-// (see SwizzledRows / PaddedRows below), so that the caller chooses padding or swizzling.
+//   __device__ static u32 offset(int row, int lane_byte, int step_byte)   // the same at lane_byte + step_byte
+// (see SwizzledRows / CodeRows below), so that the caller chooses padding or swizzling. The
+// operand loads of Q K^T use the second form: step_byte (known at compile time once the caller's
+// loop over the 576 dims unrolls) shares no bit with lane_byte (the lane's share, below the step's
+// alignment: 32 or 64 bytes), so a swizzle that XORs bits 4..6 splits into step_byte's 128-byte
+// group, which becomes the load's immediate, and a few XOR values a lane computes once. (With byte = their sum the
+// compiler recomputed the XOR, the row's offset and the sum at every load: 5 instructions per
+// ldmatrix, two thirds of the Q K^T loop's.)
 #include "common/prelude.hpp"
 
 namespace ktune {
@@ -31,10 +38,15 @@ namespace mc {
 template <int ROW_BYTES>
 struct SwizzledRows {
   static_assert(ROW_BYTES % 128 == 0, "swizzled rows are whole 128-byte groups");
-  __device__ __forceinline__ static u32 offset(int row, int byte) {
+  __device__ __forceinline__ static int swizzle(int row) {
     const int r = row & 7;
-    const int sigma = ((r & 1) << 2) | (r >> 1);
-    return static_cast<u32>(row * ROW_BYTES + (byte ^ (sigma << 4)));
+    return (((r & 1) << 2) | (r >> 1)) << 4;
+  }
+  __device__ __forceinline__ static u32 offset(int row, int byte) {
+    return static_cast<u32>(row * ROW_BYTES + (byte ^ swizzle(row)));
+  }
+  __device__ __forceinline__ static u32 offset(int row, int lane_byte, int step_byte) {
+    return static_cast<u32>(row * ROW_BYTES + (step_byte & ~127) + ((step_byte & 127) ^ lane_byte ^ swizzle(row)));
   }
 };
 
@@ -56,6 +68,10 @@ struct CodeRows {
   __device__ __forceinline__ static int chunk_xor(int row) { return (((row >> 1) & 3) << 1) ^ ((row & 1) << 2); }
   __device__ __forceinline__ static u32 offset(int row, int byte) {
     return static_cast<u32>(row * ROW_BYTES + (byte ^ (chunk_xor(row) << 4)));
+  }
+  __device__ __forceinline__ static u32 offset(int row, int lane_byte, int step_byte) {
+    return static_cast<u32>(row * ROW_BYTES + (step_byte & ~127) +
+                            ((step_byte & 127) ^ lane_byte ^ (chunk_xor(row) << 4)));
   }
 };
 
@@ -126,8 +142,9 @@ __device__ __forceinline__ QkA load_qk_a(const u8* base, int row0, int dim0) {
   // Matrices (rows 0-7, dims 0-7), (rows 8-15, dims 0-7), (rows 0-7, dims 8-15), (rows 8-15, dims 8-15).
   const int lane = lane_id();
   const int row = row0 + lane % 16;
-  return {{ldmatrix_x4(base + L::offset(row, (dim0 + 8 * (lane / 16)) * 2)),
-           ldmatrix_x4(base + L::offset(row, (dim0 + 16 + 8 * (lane / 16)) * 2))}};
+  const int lane_byte = 16 * (lane / 16);
+  return {{ldmatrix_x4(base + L::offset(row, lane_byte, dim0 * 2)),
+           ldmatrix_x4(base + L::offset(row, lane_byte, dim0 * 2 + 32))}};
 }
 
 template <class L>
@@ -136,8 +153,9 @@ __device__ __forceinline__ QkB load_qk_b(const u8* base, int key0, int dim0) {
   // a key's row of dims is a column of B, as mma.sync's .col B wants it.
   const int lane = lane_id();
   const int key = key0 + lane % 8 + 8 * (lane / 16);
-  const int dim = dim0 + 8 * (lane / 8 % 2);
-  return {{ldmatrix_x4(base + L::offset(key, dim * 2)), ldmatrix_x4(base + L::offset(key, (dim + 16) * 2))}};
+  const int lane_byte = 16 * (lane / 8 % 2);
+  return {{ldmatrix_x4(base + L::offset(key, lane_byte, dim0 * 2)),
+           ldmatrix_x4(base + L::offset(key, lane_byte, dim0 * 2 + 32))}};
 }
 
 
@@ -172,13 +190,13 @@ struct QkB {
 template <class L>
 __device__ __forceinline__ QkA load_qk_a(const u8* base, int row0, int dim0) {
   const int lane = lane_id();
-  return {load16(base + L::offset(row0 + lane % 16, dim0 * 2 + 16 * (lane / 16)))};
+  return {load16(base + L::offset(row0 + lane % 16, 16 * (lane / 16), dim0 * 2))};
 }
 
 template <class L>
 __device__ __forceinline__ QkB load_qk_b(const u8* base, int key0, int dim0) {
   const int lane = lane_id();
-  return {load16(base + L::offset(key0 + lane % 16, dim0 * 2 + 16 * (lane / 16)))};
+  return {load16(base + L::offset(key0 + lane % 16, 16 * (lane / 16), dim0 * 2))};
 }
 
 
@@ -344,8 +362,9 @@ struct QkB8 {
 template <class L>
 __device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
   const int lane = lane_id();
-  const int byte = dim0 + 8 * (lane % 4);
-  return {load8(base + L::offset(key0 + lane / 4, byte)), load8(base + L::offset(key0 + lane / 4 + 8, byte))};
+  const int lane_byte = 8 * (lane % 4);
+  return {load8(base + L::offset(key0 + lane / 4, lane_byte, dim0)),
+          load8(base + L::offset(key0 + lane / 4 + 8, lane_byte, dim0))};
 }
 
 struct QkB16 {
@@ -438,7 +457,7 @@ struct QkB8 {
 template <class L>
 __device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
   const int lane = lane_id();
-  return {load8(base + L::offset(key0 + lane % 16, dim0 + 8 * (lane / 16)))};
+  return {load8(base + L::offset(key0 + lane % 16, 8 * (lane / 16), dim0))};
 }
 
 typedef QkB QkB16;

@@ -165,6 +165,14 @@ struct MmaGeometry {
   }
   KTUNE_GEOMETRY_FN int lane_acc() const { return 256 / warp; }   // fp32 per lane of a 16 x 16 block
   KTUNE_GEOMETRY_FN int accumulators() const { return m_tiles() * pv_blocks() * lane_acc(); }
+  KTUNE_GEOMETRY_FN int s_accumulators() const { return qk_chains() * qk_m_tiles() * qk_key_blocks() * lane_acc(); }
+  // Whether Q K^T's loop over the 576 dims unrolls fully, which turns the operands' addresses into
+  // immediates (mc layouts) but keeps more of them live, or by 2. Fully where the O and S
+  // accumulators leave room: NVRTC 13.0 for sm_90a then spills in none of the rows x keys x
+  // threads instances that do not spill unrolled by 2, and fully unrolled with more accumulators
+  // spills in most; the fp8 path's decode needs more room (on the H200, fp8 rows=16 keys=32
+  // threads=128, 88 accumulators, ran 6% slower fully unrolled, with 252 registers and no spill).
+  KTUNE_GEOMETRY_FN bool qk_unrolled() const { return accumulators() + s_accumulators() <= (fp8() ? 64 : 96); }
 
   // Shared memory, in bytes: the q tile (bf16 queries; fp16, pre-scaled, on the fp8 path) has rows
   // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring's slots hold KV rows
@@ -215,8 +223,7 @@ struct MmaGeometry {
         qk_wgmma ? 0 : (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
     const int pv_operands = (m_tiles() * p_terms() * 128 + (fp8() ? 384 : 128)) / warp;
     const int stats = 3 * m_tiles() * (warp / 16);
-    return accumulators() + qk_chains() * qk_m_tiles() * qk_key_blocks() * lane_acc() + qk_operands + pv_operands +
-           stats + 40;
+    return accumulators() + s_accumulators() + qk_operands + pv_operands + stats + 40;
   }
 
   // Layout conditions; the kernel static_asserts them and the host reports which one fails.

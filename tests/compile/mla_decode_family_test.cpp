@@ -242,6 +242,25 @@ TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
             mma_geometry({16, 64, 128, 5, 0, kMathMma}, num::KvDtype::bf16, 32).live_registers());
 }
 
+// Q K^T unrolls fully where the accumulators leave the registers for the operands' addresses
+// (MmaGeometry::qk_unrolled, from NVRTC's spill reports and the H200's timings): rows=16 with 8
+// warps in both formats; rows=16 with 4 warps (64 + 24 accumulators) in bf16 but not fp8; not
+// rows=64 (128 O accumulators). Each case decides on one side of a threshold.
+TEST(MlaDecodeFamily, QkUnrollsFullyWhereTheAccumulatorsLeaveRoom) {
+  const auto unrolled = [](Config c, num::KvDtype kv) { return mma_geometry(c, kv, 32).qk_unrolled(); };
+  const Config rows16_w8{16, 64, 256, 5, 0, kMathMma}, rows16_w4{16, 32, 128, 4, 0, kMathMma};
+  const Config rows64{64, 32, 256, 4, 0, kMathMma};
+  EXPECT_EQ(mma_geometry(rows16_w4, num::KvDtype::bf16, 32).accumulators() +
+                mma_geometry(rows16_w4, num::KvDtype::bf16, 32).s_accumulators(),
+            64 + 24);
+  EXPECT_TRUE(unrolled(rows16_w8, num::KvDtype::bf16));
+  EXPECT_TRUE(unrolled(rows16_w8, num::KvDtype::fp8_e4m3fn));
+  EXPECT_TRUE(unrolled(rows16_w4, num::KvDtype::bf16));
+  EXPECT_FALSE(unrolled(rows16_w4, num::KvDtype::fp8_e4m3fn));
+  EXPECT_FALSE(unrolled(rows64, num::KvDtype::bf16));
+  EXPECT_FALSE(unrolled(rows64, num::KvDtype::fp8_e4m3fn));
+}
+
 TEST(MlaDecodeFamily, HeadsAndBlockLengthAreCoveredByLargerTunings) {
   EXPECT_TRUE(family().covers_larger("heads"));
   EXPECT_TRUE(family().covers_larger("block_len"));
