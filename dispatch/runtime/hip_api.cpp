@@ -17,6 +17,10 @@ namespace {
   X(hipModuleLoadData) X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleLaunchKernel)
 // clang-format on
 
+// For calls in noexcept paths (unload) whose failure has no one to hear it: hipError_t is
+// warn_unused_result, which a cast to void does not silence in GCC.
+void ignore(hipError_t) noexcept {}
+
 class HipApi final : public GpuApi {
  public:
   HipApi() : lib_(backend::open_amdhip64()) {
@@ -50,7 +54,7 @@ class HipApi final : public GpuApi {
     check(hipModuleLoadData(&m, code.data()), "hipModuleLoadData");
     return m;
   }
-  void unload(void* module) const noexcept override { hipModuleUnload(static_cast<hipModule_t>(module)); }
+  void unload(void* module) const noexcept override { ignore(hipModuleUnload(static_cast<hipModule_t>(module))); }
 
   // AMD has no opt-in shared memory beyond the default limit: nothing to raise.
   void* function(void* module, const std::string& symbol, size_t) const override {
