@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 
 #include "cli/cli_run.hpp"
+#include "unit/db_test_support.hpp"
 
 namespace ktune::testing {
 namespace {
@@ -39,25 +39,12 @@ std::string table_of(const std::string& output) {
   return table;
 }
 
-std::string script() { return "python3 '" KTUNE_SOURCE_DIR "/scripts/bench_table.py'"; }
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-class BenchTable : public ::testing::Test {
+class BenchTable : public ScriptTest {
  protected:
-  void SetUp() override {
-    if (std::system("python3 -c pass >/dev/null 2>&1") != 0)
-      GTEST_FAIL() << "python3 is missing (scripts/deps.sh installs it)";
-  }
+  static std::string bench_table() { return python_script("bench_table.py"); }
   CliResult render(const std::string& jsonl) {
-    return run_command(script() + " --from-jsonl '" + dir.write("rows.jsonl", jsonl) + "'");
+    return run_command(bench_table() + " --from-jsonl '" + dir.write("rows.jsonl", jsonl) + "'");
   }
-  CliTempDir dir;
 };
 
 TEST_F(BenchTable, TargetsAreJudgedOnEachSideOfTheirThreshold) {
@@ -99,7 +86,7 @@ TEST_F(BenchTable, RunsEachCaseAndKeepsWhatItMeasured) {
                                                    "good | --heads 16 | >= 90% copy bandwidth\n"
                                                    "bad  | --heads 99 | >= 90% copy bandwidth\n");
   const std::string jsonl = dir.path() + "/out.jsonl";
-  const auto r = run_command(script() + " '" + cases + "' --kernel mla_decode --db x.db --ktune '" + fake +
+  const auto r = run_command(bench_table() + " '" + cases + "' --kernel mla_decode --db x.db --ktune '" + fake +
                              "' --json-out '" + jsonl + "'");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "| good | rows=16 math=mma | 100.0 |")) << r.output;
@@ -107,14 +94,14 @@ TEST_F(BenchTable, RunsEachCaseAndKeepsWhatItMeasured) {
                        "| bad | | | | | | | | | >= 90% copy bandwidth | error: ktune: error: no such key | no |"))
       << r.output;
   EXPECT_TRUE(contains(r.output, fake + " bench --kernel mla_decode --heads 16 --db x.db --json")) << r.output;
-  const auto again = run_command(script() + " --from-jsonl '" + jsonl + "'");
+  const auto again = run_command(bench_table() + " --from-jsonl '" + jsonl + "'");
   ASSERT_EQ(again.status, 0) << again.output;
   EXPECT_EQ(again.output, table_of(r.output));
 }
 
 TEST_F(BenchTable, AMalformedCaseLineIsRefusedWithItsPlace) {
   const std::string cases = dir.write("cases.txt", "good | --heads 16 | >= 90% copy bandwidth\nno bars here\n");
-  const auto r = run_command(script() + " '" + cases + "' --kernel mla_decode --db x.db --ktune /bin/false");
+  const auto r = run_command(bench_table() + " '" + cases + "' --kernel mla_decode --db x.db --ktune /bin/false");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "cases.txt:2: expected 'label | flags | target'")) << r.output;
 }
@@ -127,9 +114,9 @@ TEST_F(BenchTable, CommittedTablesAreTheRenderOfTheirJsonLines) {
     if (!std::filesystem::exists(md)) continue;
     ++tables;
     const auto jsonl = device.path() / "mla_decode_targets.jsonl";
-    const auto r = run_command(script() + " --from-jsonl '" + jsonl.string() + "'");
+    const auto r = run_command(bench_table() + " --from-jsonl '" + jsonl.string() + "'");
     ASSERT_EQ(r.status, 0) << r.output;
-    EXPECT_EQ(r.output, read_file(md)) << md;
+    EXPECT_EQ(r.output, db::test::read_file(md.string())) << md;
   }
   EXPECT_GE(tables, 1) << "no results/<device>/mla_decode_targets.md";
 }

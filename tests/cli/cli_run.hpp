@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include "support/temp_dir.hpp"
 
@@ -99,5 +100,21 @@ inline bool has_gpu() {
 }
 
 using CliTempDir = ::ktune::test_support::TempDir;
+
+// The command line that runs scripts/NAME (a Python script) of this source tree.
+inline std::string python_script(const std::string& name) {
+  return "python3 '" KTUNE_SOURCE_DIR "/scripts/" + name + "'";
+}
+
+// Tests of the Python scripts under scripts/, each with a temporary folder. A missing python3
+// fails them: scripts/deps.sh installs it.
+class ScriptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("python3 -c pass >/dev/null 2>&1") != 0)
+      GTEST_FAIL() << "python3 is missing (scripts/deps.sh installs it)";
+  }
+  CliTempDir dir;
+};
 
 }  // namespace ktune::testing

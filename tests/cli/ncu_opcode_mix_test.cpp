@@ -22,17 +22,10 @@ constexpr const char* kExport =
 // The script on an export written to `dir`, with `flags` before its path.
 CliResult run_script(const CliTempDir& dir, const std::string& export_csv, const std::string& flags = "") {
   const std::string path = dir.write("export.csv", export_csv);
-  return run_command("python3 '" KTUNE_SOURCE_DIR "/scripts/ncu_opcode_mix.py' " + flags + " '" + path + "'");
+  return run_command(python_script("ncu_opcode_mix.py") + " " + flags + " '" + path + "'");
 }
 
-class NcuOpcodeMix : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::system("python3 -c pass >/dev/null 2>&1") != 0)
-      GTEST_FAIL() << "python3 is missing (scripts/deps.sh installs it)";
-  }
-  CliTempDir dir;
-};
+using NcuOpcodeMix = ScriptTest;
 
 TEST_F(NcuOpcodeMix, SharesOfInstructionsAndStallsPerOpcodeLargestFirst) {
   const auto r = run_script(dir, kExport);
