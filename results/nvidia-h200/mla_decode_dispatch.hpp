@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-02T06:45:52Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash e87ad48f8f72db37, ktune 0.1.0, host 'vm'
-       command: /work/main/.devnew/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.JEMhkJikeh/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-02T10:00:33Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash eae0491cc5cf189f, ktune 0.1.0, host 'vm'
+       command: /work/main/.devexp/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.jK58bGyqei/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -144,30 +144,30 @@ inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 10
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 69.51199844479561},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 106.60799965262413},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 124.7359998524189},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 197.26400077342987},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 226816, 306.35200440883636},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 226816, 595.4720079898834},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 83.13599973917007},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 143.2799994945526},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 198.30399751663208},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 304.57599461078644},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 443.1679993867874},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 859.9199950695038},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 530
-    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 69.66400146484375},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 103.59999909996986},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 122.52799794077873},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 226816, 196.47999852895737},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 226816, 306.11200630664825},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 226816, 595.984011888504},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 556
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 83.08799937367439},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 143.88800412416458},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 200.06400346755981},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 304.30398881435394},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 441.0239905118942},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 859.935998916626},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 584
+    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 70.0719989836216},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 88.78399804234505},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 121.84000015258789},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 188.75200301408768},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 287.6800000667572},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 565.4719769954681},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 82.40000158548355},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 140.9119963645935},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 199.35999810695648},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 302.8320074081421},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 435.85599958896637},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 860.5279922485352},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
+    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 69.85599920153618},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 89.6879993379116},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 122.0959983766079},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 186.92799657583237},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 288.768008351326},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 558.2880079746246},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 83.39999988675117},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 143.74399930238724},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 199.37600195407867},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 305.0079941749573},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 440.5120015144348},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 867.3120141029358},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
 };
 
 // sm_90a

@@ -222,9 +222,8 @@ __device__ __forceinline__ void mma_qk(Acc16& acc, const QkA& a, const QkB& b) {
 
 // ---------------------------------------------------------------------------------------------
 // P V operands: A = 16 rows x 16 keys of a row-major 16-bit matrix (P), B = 16 keys x 16 dims of a
-// row-major bf16 matrix (V: the keys' rows, so B is read transposed). Either P is fp16 and V is
-// converted to fp16 in registers (to_f16, mma_pv_f16), or P is a bf16 term and V meets it as it
-// is (mma_pv); the kernel chooses (mla_decode_mma.hip, number formats).
+// row-major bf16 matrix (V: the keys' rows, so B is read transposed). P is a bf16 term and V meets
+// it as the tile holds it (mma_pv; mla_decode_mma.hip, number formats).
 
 #if defined(KTUNE_CUDA)
 struct PvA {
@@ -270,17 +269,6 @@ __device__ __forceinline__ void mma_16816_f16(float* d, u32 a0, u32 a1, u32 a2, 
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// A bf16 V block as fp16 (bf16x2_to_f16x2: exact in fp16's normal range).
-__device__ __forceinline__ PvB to_f16(const PvB& b) {
-  return {{bf16x2_to_f16x2(b.r[0]), bf16x2_to_f16x2(b.r[1]), bf16x2_to_f16x2(b.r[2]), bf16x2_to_f16x2(b.r[3])}};
-}
-
-// acc += P V in fp16: P (fp16) times a V block converted by to_f16.
-__device__ __forceinline__ void mma_pv_f16(Acc16& acc, const PvA& a, const PvB& b) {
-  mma_16816_f16(acc.v, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
-  mma_16816_f16(acc.v + 4, a.r[0], a.r[1], a.r[2], a.r[3], b.r[2], b.r[3]);
-}
-
 // acc += P V in bf16: a bf16 term of P times a V block as the tile holds it.
 __device__ __forceinline__ void mma_pv(Acc16& acc, const PvA& a, const PvB& b) {
   mma_16816(acc.v, a.r[0], a.r[1], a.r[2], a.r[3], b.r[0], b.r[1]);
@@ -322,17 +310,6 @@ __device__ __forceinline__ void mfma_16x16x16_f16(Acc16& acc, half4_t a, half4_t
   c[0] = acc.v[0], c[1] = acc.v[1], c[2] = acc.v[2], c[3] = acc.v[3];
   c = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
   acc.v[0] = c[0], acc.v[1] = c[1], acc.v[2] = c[2], acc.v[3] = c[3];
-}
-
-// A bf16 V block as fp16 (bf16x2_to_f16x2: exact in fp16's normal range).
-__device__ __forceinline__ PvB to_f16(const PvB& b) {
-  const u32x2 w = __builtin_bit_cast(u32x2, b.s);
-  return {__builtin_bit_cast(short4_t, u32x2{bf16x2_to_f16x2(w.x), bf16x2_to_f16x2(w.y)})};
-}
-
-// acc += P V in fp16: P (fp16 bits) times a V block converted by to_f16.
-__device__ __forceinline__ void mma_pv_f16(Acc16& acc, const PvA& a, const PvB& b) {
-  mfma_16x16x16_f16(acc, __builtin_bit_cast(half4_t, a.s), __builtin_bit_cast(half4_t, b.s));
 }
 
 // acc += P V in bf16: a bf16 term of P times a V block as the tile holds it.

@@ -147,10 +147,6 @@ __device__ __forceinline__ u32 pack_f16x2(float lo, float hi) {
 #endif
 }
 
-// Two bf16 to two fp16: exact for magnitudes in fp16's normal range (2^-14 .. 65504), as a bf16
-// significand has 8 bits and an fp16 one 11; smaller ones round, larger ones become infinite.
-__device__ __forceinline__ u32 bf16x2_to_f16x2(u32 w) { return pack_f16x2(bf16_lo(w), bf16_hi(w)); }
-
 // ---------------------------------------------------------------------------------------------
 // fp8 (E4M3) to float, exactly, on bits. Both formats have 4 exponent and 3 mantissa bits and no
 // infinities; they differ in bias and NaN codes:

@@ -6,6 +6,8 @@
 //
 //   PanelRows<ROWS>          the shared-memory layout wgmma reads (all targets: it is only
 //                            arithmetic, and the mma.sync loads of matrix_core.hpp read it too)
+//   KMajorRows<ROW_BYTES>    a matrix of 64- or 128-byte rows in the swizzle of that width: an A
+//                            operand whose reduction dim is one such row
 //   require_swizzle_alignment(p)
 //                            traps unless p (the start of the tiles) lies on a 1024-byte boundary
 //                            of shared memory, where wgmma's swizzle is anchored
@@ -20,6 +22,12 @@
 //                            w of the group: rows 16 w .. 16 w + 15). The tensor cores work on it
 //                            while the warps go on with anything that leaves d alone ...
 //   finish_product(d)        ... until this, which waits for it
+//   start_accumulation<K, A_ROW_BYTES, B_PANEL_BYTES>(d, a, b)
+//                            issues d += A B in fp32 for one warpgroup, d 64 x 256 (16 mc::Acc16
+//                            blocks per warp, as above): A = K dims of each term's 64 rows in
+//                            KMajorRows<A_ROW_BYTES> (a[0], a[1], .. : the products of all terms add
+//                            up), B = K rows of 256 bf16 read transposed (N-major) from PanelRows
+//                            panels B_PANEL_BYTES apart, starting at b; finish_product waits for it
 // Only sm_90a has wgmma (__CUDA_ARCH_FEAT_SM90_ALL). Elsewhere product() exists only to be named:
 // instantiating it is a compile error, and the families prune the configs that would.
 #include "common/matrix_core.hpp"
@@ -42,6 +50,18 @@ struct PanelRows {
   }
 };
 
+// Rows of ROW_BYTES (64 or 128) bytes, 16-byte chunks XOR-swizzled as wgmma reads them in the
+// swizzle mode of that width: address bits 4.. take bits 7.. (ROW_BYTES / 16 chunks per row), so
+// that 8 rows of one chunk lie on distinct banks. Whole matrices start on 1024-byte boundaries.
+template <int ROW_BYTES>
+struct KMajorRows {
+  static_assert(ROW_BYTES == 64 || ROW_BYTES == 128, "wgmma swizzles rows of 64 or 128 bytes");
+  __device__ __forceinline__ static u32 offset(int row, int byte) {
+    const u32 a = static_cast<u32>(row * ROW_BYTES + byte);
+    return a ^ (((a >> 7) & (ROW_BYTES / 16 - 1)) << 4);
+  }
+};
+
 #if defined(KTUNE_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 __device__ __forceinline__ void require_swizzle_alignment(const void* p) {
@@ -51,16 +71,29 @@ __device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.
 
 namespace detail {
 
-// Descriptor of a K-major operand in PanelRows: the matrix starts at a row of a panel (a multiple
-// of 8 rows) and at a 16-dim step within it (32 bytes); 8-row groups are 1024 bytes apart (the
-// stride dimension offset), the leading dimension offset is unused with swizzling (1), and mode 1
-// is the 128-byte swizzle. The start address field holds bits 4..17 of the shared address, so a
-// later step adds its byte offset / 16 to the descriptor.
+// Descriptor of an operand in shared memory. The start address field holds bits 4..17 of the
+// shared address, so a later step adds its byte offset / 16 to the descriptor.
+//   k_major<ROW_BYTES>: rows of ROW_BYTES (PanelRows: 128; KMajorRows), the matrix starting at a
+//     row (a multiple of 8) and at a 16-dim step within the row (32 bytes); 8-row groups are
+//     8 ROW_BYTES apart (the stride dimension offset), the leading dimension offset is unused with
+//     swizzling (1), and the swizzle mode is the rows' (1: 128 bytes, 2: 64 bytes).
+//   n_major: B read transposed from PanelRows: its K rows are the panel's rows (128 bytes apart,
+//     8-row groups 1024 apart: the stride dimension offset) and its N dims run 64 per panel, panels
+//     PANEL_BYTES apart (the leading dimension offset); 128-byte swizzle.
 struct Desc {
   u64 bits;
+  __device__ __forceinline__ static u64 address(const void* smem) {
+    return (static_cast<u32>(__cvta_generic_to_shared(smem)) & 0x3ffffu) >> 4;
+  }
+  template <int ROW_BYTES = 128>
   __device__ __forceinline__ static Desc k_major(const void* smem) {
-    const u64 addr = static_cast<u32>(__cvta_generic_to_shared(smem));
-    return {((addr & 0x3ffffu) >> 4) | (1ull << 16) | (static_cast<u64>(1024 >> 4) << 32) | (1ull << 62)};
+    constexpr u64 mode = ROW_BYTES == 128 ? 1 : 2;
+    return {address(smem) | (1ull << 16) | (static_cast<u64>(8 * ROW_BYTES >> 4) << 32) | (mode << 62)};
+  }
+  template <int PANEL_BYTES>
+  __device__ __forceinline__ static Desc n_major(const void* smem) {
+    return {address(smem) | (static_cast<u64>(PANEL_BYTES >> 4) << 16) | (static_cast<u64>(1024 >> 4) << 32) |
+            (1ull << 62)};
   }
   __device__ __forceinline__ Desc plus(u32 bytes) const { return {bits + (bytes >> 4)}; }
 };
@@ -84,32 +117,60 @@ __device__ __forceinline__ void settle(mc::Acc16 (&d)[BLOCKS]) {
 
 // The accumulator of m64nNk16 holds, per warp of the group, 16 rows x N cols in n8 tiles: lane
 // 4 g + c holds rows g and g + 8 at cols 2 c, 2 c + 1 of each tile, the mma.sync C layout, so that
-// tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j (v[0..3], v[4..7]).
-template <int N>
+// tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j (v[0..3], v[4..7]). TRANS_B: 0 reads B
+// K-major, 1 N-major (bf16 allows both).
+template <int N, int TRANS_B>
 __device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b, bool accumulate);
 
+#define KTUNE_WG_ACC(b)                                                                                   \
+  "+f"(d[b].v[0]), "+f"(d[b].v[1]), "+f"(d[b].v[2]), "+f"(d[b].v[3]), "+f"(d[b].v[4]), "+f"(d[b].v[5]), \
+      "+f"(d[b].v[6]), "+f"(d[b].v[7])
+
 template <>
-__device__ __forceinline__ void mma_bf16<16>(mc::Acc16 (&d)[1], Desc a, Desc b, bool accumulate) {
+__device__ __forceinline__ void mma_bf16<32, 0>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0].v[0]), "+f"(d[0].v[1]), "+f"(d[0].v[2]), "+f"(d[0].v[3]), "+f"(d[0].v[4]), "+f"(d[0].v[5]),
-        "+f"(d[0].v[6]), "+f"(d[0].v[7])
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "%16, %17, p, 1, 1, 0, 0;\n}\n"
+      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1)
       : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
 
 template <>
-__device__ __forceinline__ void mma_bf16<32>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
+__device__ __forceinline__ void mma_bf16<64, 0>(mc::Acc16 (&d)[4], Desc a, Desc b, bool accumulate) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0].v[0]), "+f"(d[0].v[1]), "+f"(d[0].v[2]), "+f"(d[0].v[3]), "+f"(d[0].v[4]), "+f"(d[0].v[5]),
-        "+f"(d[0].v[6]), "+f"(d[0].v[7]), "+f"(d[1].v[0]), "+f"(d[1].v[1]), "+f"(d[1].v[2]), "+f"(d[1].v[3]),
-        "+f"(d[1].v[4]), "+f"(d[1].v[5]), "+f"(d[1].v[6]), "+f"(d[1].v[7])
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3)
       : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
+
+template <>
+__device__ __forceinline__ void mma_bf16<256, 1>(mc::Acc16 (&d)[16], Desc a, Desc b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, p, 1, 1, 0, 1;\n}\n"
+      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3),
+        KTUNE_WG_ACC(4), KTUNE_WG_ACC(5), KTUNE_WG_ACC(6), KTUNE_WG_ACC(7),
+        KTUNE_WG_ACC(8), KTUNE_WG_ACC(9), KTUNE_WG_ACC(10), KTUNE_WG_ACC(11),
+        KTUNE_WG_ACC(12), KTUNE_WG_ACC(13), KTUNE_WG_ACC(14), KTUNE_WG_ACC(15)
+      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
+}
+
+#undef KTUNE_WG_ACC
 
 }  // namespace detail
 
@@ -121,9 +182,23 @@ __device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* 
 #pragma unroll
   for (int step = 0; step < DIMS / 16; ++step) {
     const u32 within = (step % 4) * 32;  // 16 dims = 32 bytes into the 128-byte panel row
-    detail::mma_bf16<N>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
+    detail::mma_bf16<N, 0>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
                         db.plus((step / 4) * PanelRows<B_ROWS>::kPanelBytes + within), step > 0);
   }
+  detail::commit();
+}
+
+template <int K, int A_ROW_BYTES, int B_PANEL_BYTES, int TERMS>
+__device__ __forceinline__ void start_accumulation(mc::Acc16 (&d)[16], const u8* const (&a)[TERMS], const u8* b) {
+  static_assert(K % 16 == 0 && K * 2 <= A_ROW_BYTES, "steps of 16 within an A row");
+  const detail::Desc db = detail::Desc::n_major<B_PANEL_BYTES>(b);
+  detail::fence();  // d was rescaled by ordinary instructions since the last product
+#pragma unroll
+  for (int step = 0; step < K / 16; ++step)
+#pragma unroll
+    for (int term = 0; term < TERMS; ++term)  // 16 rows of B = 2 groups of 8: 2048 bytes
+      detail::mma_bf16<256, 1>(d, detail::Desc::k_major<A_ROW_BYTES>(a[term]).plus(step * 32), db.plus(step * 2048),
+                               true);
   detail::commit();
 }
 
@@ -145,6 +220,10 @@ struct Unavailable {
 template <int N, int DIMS, int A_ROWS, int B_ROWS>
 __device__ void start_product(mc::Acc16 (&)[N / 16], const u8*, const u8*) {
   static_assert(Unavailable<N>::kValue, "wgmma is sm_90a's (math=wgmma is pruned for other targets)");
+}
+template <int K, int A_ROW_BYTES, int B_PANEL_BYTES, int TERMS>
+__device__ void start_accumulation(mc::Acc16 (&)[16], const u8* const (&)[TERMS], const u8*) {
+  static_assert(Unavailable<K>::kValue, "wgmma is sm_90a's");
 }
 template <int BLOCKS>
 __device__ void finish_product(mc::Acc16 (&)[BLOCKS]) {

@@ -32,7 +32,8 @@ KTUNE_GEOMETRY_FN int kv_bytes(int kv_dtype) { return kv_dtype == kKvBf16 ? 2 : 
 KTUNE_GEOMETRY_FN int min_of(int a, int b) { return a < b ? a : b; }
 
 // The wgmma path (MmaGeometry::qk_wgmma): products of 64 rows, two warpgroups of 4 warps of 32
-// lanes, each taking half of a tile of 32 or 64 keys (16 or 32 per product).
+// lanes; the first takes Q K^T over a whole tile of 32 or 64 keys, both take P V, 256 value dims
+// each.
 constexpr int kWgmmaRows = 64;
 constexpr int kWgmmaThreads = 2 * 4 * 32;
 KTUNE_GEOMETRY_FN bool wgmma_keys(int keys) { return keys == 32 || keys == 64; }
@@ -125,12 +126,15 @@ struct Geometry {
 //   S = Q K^T: the first qk_warps() warps form a qk_row_warps x qk_key_warps grid over (m-tiles,
 //     key blocks); each owns qk_m_tiles x qk_key_blocks accumulator blocks. Warps beyond the grid
 //     (more warps than blocks: few rows and short tiles) sit Q K^T out.
-//     With qk_wgmma (sm_90a), S comes from wgmma instead: each warpgroup of 4 warps takes a share
-//     of the tile's keys for all 64 rows (its warp w holding m-tile w % 4), and the tensor cores
-//     read q and K from shared memory once per warpgroup, where mma.sync loads them once per warp.
+//     With qk_wgmma (sm_90a), S comes from wgmma instead: the first warpgroup's 4 warps take all of
+//     the tile's keys for all 64 rows (warp w holding m-tile w), in one product as wide as the tile,
+//     since the tensor cores read q from shared memory once per product: two warpgroups with half
+//     of the keys each would read it twice for the same work.
 //   O = P V: warps split the 512 value dims (pv_blocks blocks of 16 each) and every warp covers all
 //     rows, so that 16 rows x 512 dims of fp32 accumulators spread over the whole block. P crosses
-//     from the key-split to the dim-split layout through shared memory.
+//     from the key-split to the dim-split layout through shared memory. With qk_wgmma, each
+//     warpgroup takes 256 dims in one wgmma product per 16 keys, its warp w holding m-tile w % 4
+//     (pv_m_tiles: 1), and the tensor cores read P and V from shared memory.
 // Shared memory does not depend on the warp size (launch_info has no target); registers do.
 struct MmaGeometry {
   int rows;      // query rows per CTA, a multiple of 16
@@ -144,17 +148,19 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
   KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
   KTUNE_GEOMETRY_FN int warps() const { return threads / warp; }
-  KTUNE_GEOMETRY_FN int qk_key_warps() const { return qk_wgmma ? warps() / 4 : min_of(warps(), key_blocks()); }
+  KTUNE_GEOMETRY_FN int qk_key_warps() const { return qk_wgmma ? 1 : min_of(warps(), key_blocks()); }
   KTUNE_GEOMETRY_FN int qk_row_warps() const { return qk_wgmma ? 4 : min_of(warps() / qk_key_warps(), m_tiles()); }
   KTUNE_GEOMETRY_FN int qk_warps() const { return qk_key_warps() * qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_m_tiles() const { return m_tiles() / qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_key_blocks() const { return key_blocks() / qk_key_warps(); }
   // Warp w's column (share of the keys) and first m-tile in the Q K^T grid.
-  KTUNE_GEOMETRY_FN int qk_key_warp_of(int w) const { return qk_wgmma ? w / 4 : w % qk_key_warps(); }
+  KTUNE_GEOMETRY_FN int qk_key_warp_of(int w) const { return qk_wgmma ? 0 : w % qk_key_warps(); }
   KTUNE_GEOMETRY_FN int qk_m_tile_of(int w) const {
     return qk_wgmma ? w % 4 : (w / qk_key_warps()) * qk_m_tiles();
   }
-  KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / warps(); }
+  // P V: the m-tiles of a warp's O rows, and its blocks of 16 value dims.
+  KTUNE_GEOMETRY_FN int pv_m_tiles() const { return qk_wgmma ? 1 : m_tiles(); }
+  KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / (qk_wgmma ? warps() / 4 : warps()); }
   // Independent accumulator chains per S block in Q K^T. A warp with one or two S blocks would
   // wait out the matrix core's latency at each of its 36 dependent steps; three chains (both the
   // 18 bf16 and the 9 fp8 steps divide by 3) keep several in flight.
@@ -164,7 +170,7 @@ struct MmaGeometry {
     return !qk_wgmma && qk_m_tiles() * qk_key_blocks() <= 2 && accumulators() <= 64 ? 3 : 1;
   }
   KTUNE_GEOMETRY_FN int lane_acc() const { return 256 / warp; }   // fp32 per lane of a 16 x 16 block
-  KTUNE_GEOMETRY_FN int accumulators() const { return m_tiles() * pv_blocks() * lane_acc(); }
+  KTUNE_GEOMETRY_FN int accumulators() const { return pv_m_tiles() * pv_blocks() * lane_acc(); }
   KTUNE_GEOMETRY_FN int s_accumulators() const { return qk_chains() * qk_m_tiles() * qk_key_blocks() * lane_acc(); }
   // Whether Q K^T's loop over the 576 dims unrolls fully, which turns the operands' addresses into
   // immediates (mc layouts) but keeps more of them live, or by 2. Fully where the O and S
@@ -178,8 +184,10 @@ struct MmaGeometry {
   // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring's slots hold KV rows
   // as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
   // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (one 16-bit matrix
-  // per term) has rows padded by 16 bytes. Then one fp32 per (key block, row) for the cross-warp
-  // row reductions.
+  // per term) has rows padded by 16 bytes; for wgmma, rows of keys x 2 bytes in wgmma's swizzle
+  // (wg::KMajorRows), and only the first term has its own: the second goes into the tile's rope
+  // panel (dims 512 .. 575, keys x 128 bytes, as many), which Q K^T has read and P V does not.
+  // Then one fp32 per (key block, row) for the cross-warp row reductions.
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
@@ -193,13 +201,13 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int ring_keys() const { return qk_wgmma ? keys : min_of(keys, kRingSlotKeys); }
   KTUNE_GEOMETRY_FN int tile_slots() const { return keys / ring_keys(); }
   KTUNE_GEOMETRY_FN int stage_bytes() const { return ring_keys() * ring_row_bytes(); }
-  KTUNE_GEOMETRY_FN int p_stride() const { return keys * 2 + 16; }
-  // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V on
-  // mma.sync, else one fp16 term.
-  KTUNE_GEOMETRY_FN int p_terms() const { return !fp8() && !qk_wgmma ? 2 : 1; }
+  KTUNE_GEOMETRY_FN int p_stride() const { return qk_wgmma ? keys * 2 : keys * 2 + 16; }
+  // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V, one
+  // fp16 term where it meets decoded fp8 V.
+  KTUNE_GEOMETRY_FN int p_terms() const { return fp8() ? 1 : 2; }
   KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
-  KTUNE_GEOMETRY_FN int p_bytes() const { return p_terms() * p_term_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return (qk_wgmma ? 1 : p_terms()) * p_term_bytes(); }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
   KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
 
@@ -221,7 +229,7 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int live_registers() const {
     const int qk_operands =
         qk_wgmma ? 0 : (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
-    const int pv_operands = (m_tiles() * p_terms() * 128 + (fp8() ? 384 : 128)) / warp;
+    const int pv_operands = qk_wgmma ? 0 : (m_tiles() * p_terms() * 128 + (fp8() ? 384 : 128)) / warp;
     const int stats = 3 * m_tiles() * (warp / 16);
     return accumulators() + s_accumulators() + qk_operands + pv_operands + stats + 40;
   }
@@ -237,9 +245,9 @@ struct MmaGeometry {
     return kValueDim % (16 * warps()) == 0 && (!fp8() || pv_blocks() % 2 == 0);
   }
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
-  // wgmma's products are 64 rows by 16 or 32 keys per warpgroup, two warpgroups, bf16 operands.
-  // (Its tiles' panels start on 1024-byte boundaries: rows x 1152 and keys x 1152 bytes are
-  // multiples of 1024 for these sizes.)
+  // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two
+  // warpgroups, bf16 operands. (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152
+  // and keys x 1152 bytes are multiples of 1024 for these sizes.)
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
     return !qk_wgmma || (rows == kWgmmaRows && threads == kWgmmaThreads && warp == 32 && wgmma_keys(keys) && !fp8());
   }

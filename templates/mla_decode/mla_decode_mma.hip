@@ -9,30 +9,30 @@
 //     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
 //     to the matrix cores, as K (all 576 dims) and as V (the first 512);
 //   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; or, with
-//     MATH = 2 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), two warpgroups
-//     splitting the keys, q and K read by the tensor cores from panels of 64 dims; online
+//     MATH = 2 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), the first warpgroup
+//     over the whole tile, q and K read by the tensor cores from panels of 64 dims; online
 //     softmax in registers on the S accumulators, with the row maxima (and, once at the end, the
 //     row sums) reduced across warps through shared memory;
-//   - O = P V on the matrix cores with V read transposed from the same tile, warps splitting the
-//     512 value dims so that the fp32 accumulators of all rows fit the registers. That split is why
-//     P goes through shared memory: the warp that holds a key's scores is not the warp that needs
-//     them for its dims.
+//   - O = P V on the matrix cores with V read transposed from the same tile, warps (wgmma:
+//     warpgroups) splitting the 512 value dims so that the fp32 accumulators of all rows fit the
+//     registers. That split is why P goes through shared memory: the warp that holds a key's
+//     scores is not the warp that needs them for its dims.
 // Number formats at the matrix cores (fp32 accumulation throughout):
-//   P V with a bf16 cache on mma.sync (MmaGeometry::p_terms() == 2): V in bf16 as the tile holds
-//     it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded), so
+//   P V with a bf16 cache (MmaGeometry::p_terms() == 2): V in bf16 as the tile holds it, and P
+//     in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded), so
 //     two products per block: about 16 significant bits of P (one bf16 term, 2^-9, perturbs the
 //     softmax weights by more than the verification's absolute tolerance allows on short
 //     contexts), and no instruction spent on V, where converting it to fp16 took a fifth of the
 //     instructions (results/nvidia-h200/profiles).
-//   P V otherwise in fp16: P is one fp16 term (2^-12 relative), and V is converted to fp16 in
-//     registers, exactly: an E4M3 code times a power of two is an fp16 value (Fp8ToF16, which the
-//     fp32 scales undo), and so is a bf16 value whose magnitude lies in fp16's normal range,
-//     2^-14 .. 65504 (smaller ones lose bits they barely contribute, larger ones overflow). (The
-//     wgmma path's shared memory has no room for P's second term.)
+//   P V with an fp8 cache in fp16: P is one fp16 term (2^-12 relative), and V is decoded to fp16
+//     in registers, exactly: an E4M3 code times a power of two is an fp16 value (Fp8ToF16, which
+//     the fp32 scales undo).
 //   Q K^T: bf16 KV in bf16; fp8 KV in fp16 (fp8 x fp8 math would round the queries to 3 mantissa
-//     bits), with the bf16 queries converted as bf16 V is (not scaled: a scaled query would round,
-//     and the scores' fp32 accuracy, which the lse check holds to 1e-4, would be lost).
-//   So bf16 cache values, and with an fp8 cache the queries, must stay below 65504 in magnitude.
+//     bits), with the bf16 queries converted to fp16, exactly where their magnitude lies in fp16's
+//     normal range, 2^-14 .. 65504 (smaller ones lose bits they barely contribute, larger ones
+//     overflow; not scaled: a scaled query would round, and the scores' fp32 accuracy, which the
+//     lse check holds to 1e-4, would be lost).
+//   So with an fp8 cache the queries must stay below 65504 in magnitude.
 #include "common/async_copy.hpp"
 #include "common/matrix_core.hpp"
 #include "common/prelude.hpp"
@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA};
   static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES do not tile (see MmaGeometry::valid)");
   constexpr int MT = G.m_tiles();
+  constexpr int PMT = G.pv_m_tiles();
   constexpr int QMT = G.qk_m_tiles();
   constexpr int QKB = G.qk_key_blocks();
   constexpr int QKW = G.qk_key_warps();
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   typedef conditional_t<WGMMA, wg::PanelRows<ROWS>, mc::SwizzledRows<kHeadDim * 2>> QTile;
   typedef conditional_t<WGMMA, wg::PanelRows<KEYS>, mc::SwizzledRows<kHeadDim * 2>> Tile;
   typedef mc::CodeRows<G.ring_row_bytes()> Codes;  // fp8 KV tiles
-  typedef mc::PaddedRows<G.p_stride()> PRows;    // P
+  typedef conditional_t<WGMMA, wg::KMajorRows<G.p_stride()>, mc::PaddedRows<G.p_stride()>> PRows;  // P
   typedef Fp8ToF16<KV_DTYPE> Decode;
   constexpr bool FP8 = KV_DTYPE != kKvBf16;
   constexpr bool P_TERMS = G.p_terms() == 2;  // P as bf16 hi + lo, V in bf16
@@ -106,7 +107,6 @@ __global__ void __launch_bounds__(THREADS, 1)
   u8* const sQ = smem_bytes;
   u8* const sRing = smem_bytes + G.ring_offset();
   u8* const sP = smem_bytes + G.p_offset();
-  u8* const sP_lo = sP + G.p_term_bytes();  // P_TERMS: the second term
   float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -252,19 +252,21 @@ __global__ void __launch_bounds__(THREADS, 1)
           row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end) : 0;
     }
   // Running row maxima, kept by every thread for the rows it touches: its S rows (qk) and its O
-  // rows (pv, all m-tiles). Both come from the same shared reductions, so they agree.
-  float max_qk[QMT][LR], sum_qk[QMT][LR], max_pv[MT][LR];
+  // rows (pv: all m-tiles, or with wgmma its warpgroup's m-tile pv_m_tile(0)). Both come from the
+  // same shared reductions, so they agree.
+  float max_qk[QMT][LR], sum_qk[QMT][LR], max_pv[PMT][LR];
 #pragma unroll
   for (int i = 0; i < LR; ++i) {
 #pragma unroll
     for (int qm = 0; qm < QMT; ++qm) max_qk[qm][i] = neg_inf(), sum_qk[qm][i] = 0.f;
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) max_pv[mt][i] = neg_inf();
+    for (int mt = 0; mt < PMT; ++mt) max_pv[mt][i] = neg_inf();
   }
-  const int pv_dim0 = warp * PVB * 16;
-  mc::Acc16 acc[MT][PVB];
+  auto pv_m_tile = [&](int mt) { return WGMMA ? warp % 4 : mt; };
+  const int pv_dim0 = (WGMMA ? warp / 4 : warp) * PVB * 16;
+  mc::Acc16 acc[PMT][PVB];
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+  for (int mt = 0; mt < PMT; ++mt)
 #pragma unroll
     for (int pb = 0; pb < PVB; ++pb) mc::zero(acc[mt][pb]);
 
@@ -279,8 +281,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     if constexpr (WGMMA) wg::proxy_fence();  // ... also for the tensor cores' reads
     __syncthreads();                 // ... and for everyone's; the slots of tile t - 1 are free
     // Where key k of tile t lies: row k % SLOT_KEYS of the ring slot that key_slot(k) returns.
-    auto key_slot = [&](int k) -> const u8* { return sRing + ((t * SLOTS + k / SLOT_KEYS) % STAGES) * STAGE_BYTES; };
+    auto key_slot = [&](int k) -> u8* { return sRing + ((t * SLOTS + k / SLOT_KEYS) % STAGES) * STAGE_BYTES; };
     const int tile_start = k_begin + t * KEYS;
+    // P's second term: its own matrix, or with wgmma the tile's rope panel, free once Q K^T read it.
+    u8* const sP_lo = WGMMA ? key_slot(0) + Tile::offset(0, kValueDim * 2) : sP + G.p_term_bytes();
 
     // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
     // accumulators, summed at the end: see MmaGeometry::qk_chains).
@@ -292,23 +296,35 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int kb = 0; kb < QKB; ++kb) mc::zero(chains[c][qm][kb]);
     mc::Acc16(&s)[QMT][QKB] = chains[0];
-    // wgmma: one warpgroup per half of the tile's keys, all 64 rows (QMT = 1: warp w has m-tile
-    // w % 4). The product runs on the tensor cores while the warps queue the next tile's copies,
-    // whose issue can stall a warp for as long as the memory system takes to accept them.
-    static_assert(!WGMMA || (QMT == 1 && QKC == 1 && ROWS == kWgmmaRows), "wgmma: 64 rows, one chain");
+    // wgmma: the first warpgroup over the tile's keys, all 64 rows (QMT = 1: warp w has m-tile w).
+    // The product runs on the tensor cores while the warps queue the next tile's copies, whose
+    // issue can stall a warp for as long as the memory system takes to accept them.
+    static_assert(!WGMMA || (QMT == 1 && QKC == 1 && QKB * 16 == KEYS && ROWS == kWgmmaRows), "wgmma: 64 rows");
     static_assert(!WGMMA || SLOTS == 1, "wgmma: a tile is one slot");
-    if constexpr (WGMMA)
-      wg::start_product<QKB * 16, kHeadDim, ROWS, KEYS>(s[0], sQ, key_slot(0) + Tile::offset(qk_key0, 0));
+    auto queue_copies = [&] {
 #pragma unroll
-    for (int j = 0; j < SLOTS; ++j) {
-      const int u = t * SLOTS + STAGES - SLOTS + j;  // into a slot of tile t - 1
-      if (u < num_slots) {
-        issue_slot(u, ahead[j]);
-        ahead[j] = look_up(u + SLOTS);
+      for (int j = 0; j < SLOTS; ++j) {
+        const int u = t * SLOTS + STAGES - SLOTS + j;  // into a slot of tile t - 1
+        if (u < num_slots) {
+          issue_slot(u, ahead[j]);
+          ahead[j] = look_up(u + SLOTS);
+        }
+        async_copy::commit();
       }
-      async_copy::commit();
+    };
+    // (The product's issue and wait lie in one branch: ptxas serializes wgmma products whose
+    // pipeline it cannot follow through the branches.)
+    if constexpr (WGMMA) {
+      if (qk_warp) {
+        wg::start_product<KEYS, kHeadDim, ROWS, KEYS>(s[0], sQ, key_slot(0));
+        queue_copies();
+        wg::finish_product(s[0]);
+      } else {
+        queue_copies();
+      }
+    } else {
+      queue_copies();
     }
-    if constexpr (WGMMA) wg::finish_product(s[0]);
     if (qk_warp) {
       if constexpr (!WGMMA) {  // S on mma.sync / MFMA (wgmma filled it above)
         // Bodies of QK_UNROLL steps with compile-time dims, so that the operands' addresses are
@@ -416,11 +432,11 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     // The same new maxima for this thread's O rows: rescale the accumulators.
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
+    for (int mt = 0; mt < PMT; ++mt) {
       float alpha[LR];
 #pragma unroll
       for (int i = 0; i < LR; ++i) {
-        const int r = mt * 16 + mc::lane_row(i);
+        const int r = pv_m_tile(mt) * 16 + mc::lane_row(i);
         float tile_max = neg_inf();
 #pragma unroll
         for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + r]);
@@ -433,45 +449,46 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int e = 0; e < mc::kLaneAcc; ++e) acc[mt][pb].v[e] *= alpha[mc::row_slot(e)];
     }
-    __syncthreads();  // P complete
+    if constexpr (WGMMA) wg::proxy_fence();  // P, for the tensor cores' reads
+    __syncthreads();                          // P complete
 
     // O += P V, V = the first 512 dims of the tile's rows; this warp's dims. m-tiles that hold
-    // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4, and 16 rows in wgmma's 64, 1.
+    // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4. wgmma: this warpgroup's 256
+    // dims and all 64 rows.
+    if constexpr (WGMMA) {
+      const u8* const terms[2] = {sP, sP_lo};
+      wg::start_accumulation<KEYS, G.p_stride(), Tile::kPanelBytes>(acc[0], terms,
+                                                                     key_slot(0) + Tile::offset(0, pv_dim0 * 2));
+      wg::finish_product(acc[0]);
+    } else {
 #pragma unroll
-    for (int kb = 0; kb < KEYS / 16; ++kb) {
-      const u8* const slot = key_slot(kb * 16);
-      const int key = kb * 16 % SLOT_KEYS;
-      mc::PvA p[MT];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-        if (mt < live_m_tiles) p[mt] = mc::load_pv_a<PRows>(sP, mt * 16, kb * 16);
-      if constexpr (P_TERMS) {
-        mc::PvA p_lo[MT];
+      for (int kb = 0; kb < KEYS / 16; ++kb) {
+        const u8* const slot = key_slot(kb * 16);
+        const int key = kb * 16 % SLOT_KEYS;
+        mc::PvA p[MT];
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
-          if (mt < live_m_tiles) p_lo[mt] = mc::load_pv_a<PRows>(sP_lo, mt * 16, kb * 16);
-#pragma unroll
-        for (int pb = 0; pb < PVB; ++pb) {
-          const mc::PvB v = mc::load_pv_b<Tile>(slot, key, pv_dim0 + pb * 16);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-            if (mt < live_m_tiles) mc::mma_pv(acc[mt][pb], p[mt], v), mc::mma_pv(acc[mt][pb], p_lo[mt], v);
-        }
-      } else if constexpr (!FP8) {
-#pragma unroll
-        for (int pb = 0; pb < PVB; ++pb) {
-          const mc::PvB v = mc::to_f16(mc::load_pv_b<Tile>(slot, key, pv_dim0 + pb * 16));
+          if (mt < live_m_tiles) p[mt] = mc::load_pv_a<PRows>(sP, mt * 16, kb * 16);
+        if constexpr (P_TERMS) {
+          mc::PvA p_lo[MT];
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt)
-            if (mt < live_m_tiles) mc::mma_pv_f16(acc[mt][pb], p[mt], v);
-        }
-      } else {
+            if (mt < live_m_tiles) p_lo[mt] = mc::load_pv_a<PRows>(sP_lo, mt * 16, kb * 16);
 #pragma unroll
-        for (int pb = 0; pb < PVB; pb += 2) {
-          const mc::PvB16 v = mc::decode<Decode>(mc::load_pv_b8<Codes>(slot, key, pv_dim0 + pb * 16));
+          for (int pb = 0; pb < PVB; ++pb) {
+            const mc::PvB v = mc::load_pv_b<Tile>(slot, key, pv_dim0 + pb * 16);
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-            if (mt < live_m_tiles) mc::mma_pv16(acc[mt][pb], acc[mt][pb + 1], p[mt], v);
+            for (int mt = 0; mt < MT; ++mt)
+              if (mt < live_m_tiles) mc::mma_pv(acc[mt][pb], p[mt], v), mc::mma_pv(acc[mt][pb], p_lo[mt], v);
+          }
+        } else {
+#pragma unroll
+          for (int pb = 0; pb < PVB; pb += 2) {
+            const mc::PvB16 v = mc::decode<Decode>(mc::load_pv_b8<Codes>(slot, key, pv_dim0 + pb * 16));
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt)
+              if (mt < live_m_tiles) mc::mma_pv16(acc[mt][pb], acc[mt][pb + 1], p[mt], v);
+          }
         }
       }
     }
@@ -493,14 +510,15 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   // Epilogue: normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
   const int batch = static_cast<int>(gridDim.z);
+  const bool lse_warp = WGMMA ? warp < 4 : warp == 0;  // one warp per row
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
+  for (int mt = 0; mt < PMT; ++mt) {
     float inv[LR], row_lse[LR];
 #pragma unroll
     for (int i = 0; i < LR; ++i) {
       float sum = 0.f;
 #pragma unroll
-      for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + mt * 16 + mc::lane_row(i)];
+      for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + pv_m_tile(mt) * 16 + mc::lane_row(i)];
       inv[i] = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
       row_lse[i] = sum > 0.f ? (max_pv[mt][i] + log2f(sum)) * kLn2 : neg_inf();
     }
@@ -508,7 +526,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     for (int pb = 0; pb < PVB; ++pb)
 #pragma unroll
       for (int e = 0; e < mc::kLaneAcc; ++e) {
-        const int row = row0 + mt * 16 + mc::acc_row(e);
+        const int row = row0 + pv_m_tile(mt) * 16 + mc::acc_row(e);
         if (row >= rows_per_request) continue;
         const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
         // The fp8 path's P V step permutes the dims of two blocks (mc::pv8_dim).
@@ -519,10 +537,10 @@ __global__ void __launch_bounds__(THREADS, 1)
         else
           part_o[(static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim] = x;
       }
-    if (warp == 0 && lane % mc::kRowLanes == 0) {
+    if (lse_warp && lane % mc::kRowLanes == 0) {
 #pragma unroll
       for (int i = 0; i < LR; ++i) {
-        const int row = row0 + mt * 16 + mc::lane_row(i);
+        const int row = row0 + pv_m_tile(mt) * 16 + mc::lane_row(i);
         if (row >= rows_per_request) continue;
         const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
         if (num_splits == 1) {

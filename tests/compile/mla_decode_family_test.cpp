@@ -139,22 +139,27 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_THAT(why_not(h16, {64, 16, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("32 or 64"));
   EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   EXPECT_THAT(why_not(h16, {64, 32, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 4 slots"));
-  // Each warpgroup takes half of the keys for all 64 rows; warp w holds m-tile w % 4.
+  // The first warpgroup takes Q K^T over all keys and all 64 rows (warp w holds m-tile w); in
+  // P V each warpgroup takes 256 dims, warp w holding m-tile w % 4.
   const auto g = mma_geometry({64, 64, 256, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
   EXPECT_TRUE(g.valid());
-  EXPECT_EQ(g.qk_warps(), 8);
+  EXPECT_EQ(g.qk_warps(), 4);
   EXPECT_EQ(g.qk_m_tiles(), 1);
-  EXPECT_EQ(g.qk_key_blocks(), 2);
-  EXPECT_EQ(g.qk_key_warp_of(5), 1);
-  EXPECT_EQ(g.qk_m_tile_of(5), 1);
+  EXPECT_EQ(g.qk_key_blocks(), 4);
+  EXPECT_EQ(g.qk_key_warp_of(3), 0);
+  EXPECT_EQ(g.qk_m_tile_of(3), 3);
   EXPECT_EQ(g.qk_chains(), 1);
-  // Its shared memory is the mma kernel's but for P's second term: the panels hold the same bytes
-  // as the swizzled rows. (mma's 64-key tiles take 2 slots of 32 keys each: 4 slots hold wgmma's
-  // 2 tiles.)
+  EXPECT_EQ(g.pv_m_tiles(), 1);
+  EXPECT_EQ(g.pv_blocks(), 16);
+  EXPECT_EQ(g.accumulators(), 64 * 256 / 128);
+  // P is two bf16 terms, as on mma.sync, but wgmma's second term lies in the tile's rope panel,
+  // and its rows are unpadded (keys x 2 bytes, swizzled), so it takes less shared memory than
+  // mma's P. (mma's 64-key tiles take 2 slots of 32 keys each: 4 slots hold wgmma's 2 tiles.)
   const auto mma = mma_geometry({64, 64, 256, 4, 0, kMathMma}, num::KvDtype::bf16, 32);
-  EXPECT_EQ(g.p_terms(), 1);
+  EXPECT_EQ(g.p_terms(), 2);
   EXPECT_EQ(mma.p_terms(), 2);
-  EXPECT_EQ(g.shared_bytes() + mma.p_term_bytes(), mma.shared_bytes());
+  EXPECT_EQ(g.p_bytes(), 64 * 64 * 2);
+  EXPECT_EQ(g.shared_bytes() + 2 * 64 * 144 - 64 * 128, mma.shared_bytes());
 }
 
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
@@ -233,9 +238,10 @@ TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
   const Key fp8{16, 1, false, num::KvDtype::fp8_e4m3fn, 1};
   EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 6, 0, kMathMma})).shared_bytes,
             16 * 1152 + 6 * 32 * 640 + 16 * 144 + 4 * 16 * 4);
-  // wgmma's slot is its whole tile; its P is one fp16 term.
+  // wgmma's slot is its whole tile; P's first term is 64 rows of 64 keys x 2 bytes (the second
+  // lies in the tile).
   EXPECT_EQ(family().launch_info(to_params(bf16), to_params(Config{64, 64, 256, 2, 0, kMathWgmma})).shared_bytes,
-            64 * 1152 + 2 * 64 * 1152 + 64 * 144 + 4 * 64 * 4);
+            64 * 1152 + 2 * 64 * 1152 + 64 * 128 + 4 * 64 * 4);
   // The warp size changes the registers, not the shared memory that launch_info reports.
   EXPECT_EQ(mma_geometry({16, 64, 128, 5, 0, kMathMma}, num::KvDtype::bf16, 64).shared_bytes(), info.shared_bytes);
   EXPECT_NE(mma_geometry({16, 64, 128, 5, 0, kMathMma}, num::KvDtype::bf16, 64).live_registers(),

@@ -98,7 +98,8 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
 }
 
 // Hopper's warpgroup products (wgmma) take 64 rows per product and read their operands from
-// shared memory as they lie; the kernel gives each of two warpgroups half of a tile's keys.
+// shared memory as they lie; the kernel gives the first warpgroup Q K^T over a whole tile and each
+// warpgroup P V over half of the 512 value dims.
 std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   if (!target.warpgroup_mma)
     return fmt::format("math=wgmma needs sm_90a's warpgroup products, which {} lacks", target.arch);
