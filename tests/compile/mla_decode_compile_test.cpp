@@ -56,5 +56,52 @@ TEST_P(MlaDecodeCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
 INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
+// The fifth template argument (MATH) of a "ktune::mla_decode_mma<R, K, T, S, M, ...>" name.
+std::string math_argument(const std::string& name) {
+  size_t at = name.find('<');
+  for (int i = 0; i < 4; ++i) at = name.find(", ", at) + 2;
+  return name.substr(at, name.find(',', at) - at);
+}
+
+// wgmma products run asynchronously only where ptxas can follow their accumulators from issue to
+// wait; elsewhere it serializes them or injects waits, and says so in its verbose report (codes
+// C75xx, "Potential Performance Loss"). On the H200 a form of the kernel that ptxas serialized ran
+// h128_l1_bf16 in 1172 us against 902 (results/nvidia-h200/profiles/mla_decode_wgmma_pv_stalls.md).
+// Every wgmma instance of the default space is checked; the check fails on a planted read of the
+// Q K^T accumulators before their wait.
+std::string ptxas_performance_notes(const std::string& source, const std::vector<std::string>& names) {
+  const backend::Backend& compiler = backend::for_arch("sm_90a");
+  const backend::CompileResult r =
+      compiler.compile({source, std::string(family().template_file()), names, "sm_90a", {"--ptxas-options=-v"}});
+  std::string notes;
+  for (size_t at = r.log.find("(C75"); at != std::string::npos; at = r.log.find("(C75", at + 1))
+    notes += r.log.substr(at, r.log.find('\n', at) - at) + "\n";
+  return notes;
+}
+
+TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
+  const backend::Backend& compiler = backend::for_arch("sm_90a");
+  if (!compiler.compiler_available())
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  std::vector<std::string> wgmma;
+  for (const std::string& n : compile_test::feasible_instances(family(), "default", "sm_90a"))
+    if (n.rfind("ktune::mla_decode_mma<", 0) == 0 && math_argument(n) == "2") wgmma.push_back(n);
+  ASSERT_FALSE(wgmma.empty()) << "the default space has no wgmma instance";
+  const std::string source = jit::render(family().template_file());
+  EXPECT_EQ(ptxas_performance_notes(source, wgmma), "");
+
+  const std::string anchor = "        queue_copies();\n        wg::finish_product(s[0]);";
+  const size_t at = source.find(anchor);
+  ASSERT_NE(at, std::string::npos) << "the template no longer has '" << anchor << "'";
+  std::string planted = source;
+  planted.insert(at + anchor.find('\n'), "\n        if (s[0][0].v[0] == 1.f) __trap();");
+  // (On the instance of the h128 target's winner: ptxas notes the planted read there.)
+  const auto h128 = std::find_if(wgmma.begin(), wgmma.end(), [](const std::string& n) {
+    return n.rfind("ktune::mla_decode_mma<64, 64, 256, 2, 2, 0, ", 0) == 0;
+  });
+  ASSERT_NE(h128, wgmma.end());
+  EXPECT_NE(ptxas_performance_notes(planted, {*h128}), "") << *h128;
+}
+
 }  // namespace
 }  // namespace ktune
