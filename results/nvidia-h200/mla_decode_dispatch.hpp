@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-02T10:00:33Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash eae0491cc5cf189f, ktune 0.1.0, host 'vm'
-       command: /work/main/.devexp/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.jK58bGyqei/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-02T10:36:30Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash a33dc4126a9a1199, ktune 0.1.0, host 'vm'
+       command: /work/main/.devexp/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.veE2OHUbYw/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -144,30 +144,30 @@ inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 10
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 70.0719989836216},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 88.78399804234505},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 121.84000015258789},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 188.75200301408768},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 287.6800000667572},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 565.4719769954681},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 82.40000158548355},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 140.9119963645935},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 199.35999810695648},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 302.8320074081421},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 435.85599958896637},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 860.5279922485352},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
-    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 69.85599920153618},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 89.6879993379116},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 122.0959983766079},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 186.92799657583237},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 288.768008351326},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 558.2880079746246},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 83.39999988675117},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 143.74399930238724},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 199.37600195407867},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 305.0079941749573},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 440.5120015144348},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 867.3120141029358},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
+    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 69.62399929761887},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 90.47200158238411},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 121.91999703645706},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 190.94400107860565},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 303.9040118455887},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 574.2399990558624},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 82.29599893093109},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 141.07199758291245},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 199.3440017104149},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 303.5679906606674},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 436.15999817848206},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 857.4559986591339},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
+    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 70.09600102901459},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 91.00000187754631},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 123.80800023674965},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 188.4159967303276},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 292.943999171257},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 560.4160130023956},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 82.89600163698196},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 142.7680030465126},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 200.0960037112236},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 301.93600058555603},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 437.4080002307892},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 859.4560027122498},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
 };
 
 // sm_90a

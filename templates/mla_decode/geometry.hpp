@@ -149,15 +149,14 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
   KTUNE_GEOMETRY_FN int warps() const { return threads / warp; }
   KTUNE_GEOMETRY_FN int qk_key_warps() const { return qk_wgmma ? 1 : min_of(warps(), key_blocks()); }
-  KTUNE_GEOMETRY_FN int qk_row_warps() const { return qk_wgmma ? 4 : min_of(warps() / qk_key_warps(), m_tiles()); }
+  KTUNE_GEOMETRY_FN int qk_row_warps() const { return min_of(warps() / qk_key_warps(), m_tiles()); }
   KTUNE_GEOMETRY_FN int qk_warps() const { return qk_key_warps() * qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_m_tiles() const { return m_tiles() / qk_row_warps(); }
   KTUNE_GEOMETRY_FN int qk_key_blocks() const { return key_blocks() / qk_key_warps(); }
-  // Warp w's column (share of the keys) and first m-tile in the Q K^T grid.
-  KTUNE_GEOMETRY_FN int qk_key_warp_of(int w) const { return qk_wgmma ? 0 : w % qk_key_warps(); }
-  KTUNE_GEOMETRY_FN int qk_m_tile_of(int w) const {
-    return qk_wgmma ? w % 4 : (w / qk_key_warps()) * qk_m_tiles();
-  }
+  // Warp w's column (share of the keys) and first m-tile in the Q K^T grid. (wgmma: one column of 4
+  // warps, the first warpgroup, one m-tile each.)
+  KTUNE_GEOMETRY_FN int qk_key_warp_of(int w) const { return w % qk_key_warps(); }
+  KTUNE_GEOMETRY_FN int qk_m_tile_of(int w) const { return (w / qk_key_warps()) * qk_m_tiles(); }
   // P V: the m-tiles of a warp's O rows, and its blocks of 16 value dims.
   KTUNE_GEOMETRY_FN int pv_m_tiles() const { return qk_wgmma ? 1 : m_tiles(); }
   KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / (qk_wgmma ? warps() / 4 : warps()); }
