@@ -11,8 +11,16 @@
 #include "kernels/family.hpp"
 #include "kernels/mla_decode/problem.hpp"
 #include "kernels/mla_decode/reference.hpp"
+#include "verify/compare.hpp"
 
 namespace ktune::mla {
+
+// What verify() accepts. bf16 output: the kernel accumulates in fp32 and rounds once (relative
+// error <= 2^-9), so rtol leaves 5x that; atol covers outputs near zero, and is what rules out
+// softmax weights of one bf16 term (tests/unit/mla_softmax_weights_test.cpp). lse is fp32
+// throughout.
+inline constexpr verify::Tolerance kOutputTolerance{5e-4, 1e-2, 4e-3};
+inline constexpr verify::Tolerance kLseTolerance{1e-4, 1e-5, 1e-5};
 
 // At most this many input copies for cold-L2 timing (bench::rotations_for): a tiny problem
 // would otherwise need thousands, and cannot be timed cold in any case.
