@@ -83,19 +83,6 @@ struct Decoder {
   }
 };
 
-// The keys request b sees, in logical order: [kv_len, 576], gathered through its block table.
-std::vector<float> gather_keys(const HostProblem& p, const Decoder& decoder, int b) {
-  const int kv_len = p.kv_lens[b];
-  const size_t row_bytes = static_cast<size_t>(kHeadDim) * num::bytes_of(p.kv_dtype);
-  std::vector<float> keys(static_cast<size_t>(kv_len) * kHeadDim);
-  for (int j = 0; j < kv_len; ++j) {
-    const size_t page = p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size];
-    const size_t slot = page * p.page_size + j % p.page_size;
-    decoder.row(p.kv_cache.data() + slot * row_bytes, keys.data() + static_cast<size_t>(j) * kHeadDim);
-  }
-  return keys;
-}
-
 // Attention of rows [first_row, first_row + count) of request b (row = l * H + h).
 void attend_rows(const HostProblem& p, int b, const std::vector<float>& keys, int first_row, int count,
                  Reference& out) {
@@ -149,17 +136,29 @@ int visible_keys(const HostProblem& p, int b, int l) noexcept {
   return p.causal ? kv_len - p.block_len + l + 1 : kv_len;
 }
 
+std::vector<float> request_keys(const HostProblem& p, int b) {
+  const Decoder decoder(p.kv_dtype);
+  const int kv_len = p.kv_lens[b];
+  const size_t row_bytes = static_cast<size_t>(kHeadDim) * num::bytes_of(p.kv_dtype);
+  std::vector<float> keys(static_cast<size_t>(kv_len) * kHeadDim);
+  for (int j = 0; j < kv_len; ++j) {
+    const size_t page = p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size];
+    const size_t slot = page * p.page_size + j % p.page_size;
+    decoder.row(p.kv_cache.data() + slot * row_bytes, keys.data() + static_cast<size_t>(j) * kHeadDim);
+  }
+  return keys;
+}
+
 Reference reference(const HostProblem& p) {
   validate(p);
   const size_t rows_per_request = static_cast<size_t>(p.block_len) * p.heads;
   Reference out;
   out.o.assign(p.batch * rows_per_request * kValueDim, 0.0);
   out.lse.assign(p.batch * rows_per_request, 0.0);
-  const Decoder decoder(p.kv_dtype);
   const size_t tasks = (rows_per_request + kRowsPerTask - 1) / kRowsPerTask;
   for (int b = 0; b < p.batch; ++b) {
     // One request's keys at a time bounds memory by the longest sequence, not the whole batch.
-    const std::vector<float> keys = gather_keys(p, decoder, b);
+    const std::vector<float> keys = request_keys(p, b);
     parallel_for(tasks, [&](size_t t) {
       const int first = static_cast<int>(t) * kRowsPerTask;
       attend_rows(p, b, keys, first, std::min<int>(kRowsPerTask, static_cast<int>(rows_per_request) - first), out);

@@ -26,6 +26,11 @@ struct HostProblem {
 // Number of keys row (l) of request b sees: kv_len - L + l + 1 when causal, else kv_len.
 int visible_keys(const HostProblem& p, int b, int l) noexcept;
 
+// The keys request b sees, in logical order ([kv_len, 576]), gathered through its block table and
+// decoded to float (before kv_scale; every cache element is exact in float). p must be one that
+// reference() accepts; this does not check it.
+std::vector<float> request_keys(const HostProblem& p, int b);
+
 struct Reference {
   std::vector<double> o;    // [B, L, H, 512]
   std::vector<double> lse;  // [B, L, H], natural log of sum exp(scale * q.k)
