@@ -15,9 +15,9 @@ struct TimingPolicy {
   double budget_ms = 2000;     // wall-clock time for one whole measurement, warm-up included
   double min_sample_us = 100;  // launches shorter than this are batched into one sample...
   int max_batch = 64;          // ...of at most this many launches
-  // A first timed launch slower than this (and than min_sample_us) ends the measurement with that
-  // one sample (0: never): a candidate twice as slow as its key's best needs no confidence
-  // interval to lose.
+  // Two timed launches slower than this (and than min_sample_us), the first two, end the
+  // measurement with those two samples (0: never): a candidate twice as slow as its key's best
+  // needs no confidence interval to lose.
   double abandon_us = 0;
 };
 

@@ -14,7 +14,8 @@ namespace ktune::bench {
 // different memory (see rotations_for). Launches shorter than policy.min_sample_us are timed in
 // batches, replayed from captured graphs where the backend supports capture; the result is per
 // launch. A first timed launch slower than policy.abandon_us (when set) and at least
-// policy.min_sample_us long is the only sample.
+// policy.min_sample_us long is timed again: if the second is slower too, the two are the only
+// samples.
 // Throws DeviceFault / Error from the launches.
 Stats measure(backend::Context& ctx, const std::function<void(int rotation)>& enqueue, int rotations,
               const TimingPolicy& policy = {});
