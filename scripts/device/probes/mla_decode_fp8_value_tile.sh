@@ -6,8 +6,10 @@
 # shared memory, which P V reads as the bf16 path reads its tile (1 KiB a key: 128-key tiles no
 # longer fit, 64-key tiles leave room for 7 ring slots). Times issue 6's fp8 shapes with both
 # builds (A: main, B: probe), the probe's 64- and 32-key tiles at several ring depths, then runs
-# the probe's mla_decode GPU tests. Output: $OUT/probe.jsonl (one bench object per line, with
-# the build and the config), $OUT/probe_gpu_tests.log, a summary on stdout.
+# the probe's mla_decode GPU tests, then profiles main's and the probe's fp8 kernel at the target
+# shape with Nsight Compute. Output: $OUT/probe.jsonl (per bench: build, shape, config, the object),
+# $OUT/probe_gpu_tests.log, $OUT/{main,probe}_fp8_{sections.txt,opcodes.md} (the commands of
+# results/nvidia-h200/profiles/README.md), a summary on stdout.
 set -u
 cd "$(dirname "$0")/../../.."
 out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
@@ -18,7 +20,7 @@ bench() {  # BUILD SHAPE CONFIG [flags]
   local bin=$main; [ "$build" = probe ] && bin=$probe
   local json
   json=$(timeout 120 "$bin" bench --kernel mla_decode $shape --batch 128 --ctx 8192 --config "$config" --json "$@")
-  echo "{\"build\": \"$build\", \"result\": ${json:-null}}" >>"$out/probe.jsonl"
+  echo "{\"build\": \"$build\", \"shape\": \"$shape\", \"config\": \"$config\", \"result\": ${json:-null}}" >>"$out/probe.jsonl"
   python3 - "$build" "$shape | $config" "${json:-null}" <<'PY'
 import json, sys
 build, what, text = sys.argv[1:]
@@ -39,3 +41,17 @@ for h in "--heads 16 --block-len 4" "--heads 128 --block-len 1"; do
 done
 timeout 300 .devbin/probe/ktune_gpu_tests --gtest_filter='*MlaDecode*' >"$out/probe_gpu_tests.log" 2>&1
 echo "probe GPU tests: exit $?"; grep -E "^\[  (PASSED|FAILED) " "$out/probe_gpu_tests.log"
+ncu=/usr/local/cuda/bin/ncu
+for build in main probe; do
+  bin=$main config="rows=16 keys=128 threads=256 stages=10 split=0 math=mma"
+  [ "$build" = probe ] && bin=$probe config="rows=16 keys=64 threads=256 stages=7 split=0 math=mma"
+  args=(bench --kernel mla_decode $h16 fp8_e4m3fn --batch 128 --ctx 8192 --config "$config" --no-verify --force)
+  timeout 150 $ncu --target-processes all -k regex:mla_decode_mma -s 3 -c 1 --section SpeedOfLight \
+    --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats \
+    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' "$bin" "${args[@]}" \
+    >"$out/${build}_fp8_sections.txt" 2>&1
+  timeout 150 $ncu --target-processes all -k regex:mla_decode_mma -s 3 -c 1 --section SourceCounters \
+    --section InstructionStats --page source --print-source sass --csv "$bin" "${args[@]}" >/tmp/${build}_sass.csv 2>&1 &&
+    scripts/ncu_opcode_mix.py /tmp/${build}_sass.csv --top 16 >"$out/${build}_fp8_opcodes.md"
+  echo "ncu $build: exit $?"; head -12 "$out/${build}_fp8_opcodes.md" 2>/dev/null
+done
