@@ -12,7 +12,6 @@ patch=$PWD/scripts/device/probes/$name.patch
 [ -x .devbin/ktune ] || { echo "build.sh: no .devbin/ktune: run scripts/device/pack.sh first" >&2; exit 1; }
 tree=${KTUNE_PROBE_TREE:-/tmp/ktune-probe-$name}
 [ -d "$tree" ] || git worktree add --detach "$tree" HEAD
-git -C "$tree" checkout --detach -q HEAD
 git -C "$tree" reset -q --hard "$(git rev-parse HEAD)"
 git -C "$tree" apply "$patch"
 KTUNE_BUILD_DIR=build "$tree/scripts/build.sh"
