@@ -318,7 +318,7 @@ __device__ __forceinline__ void mma_pv(Acc16& acc, const PvA& a, const PvB& b) {
 
 // ---------------------------------------------------------------------------------------------
 // fp8 operands, decoded to fp16 in registers. DECODE is a type with
-//   __device__ static u32 pair(u32 codes)   // the low two codes of `codes` -> fp16x2 (code 0 low)
+//   __device__ static u32x2 quad(u32 word)   // codes 0, 1 of `word` -> .x, codes 2, 3 -> .y, fp16x2
 //
 // Q K^T: B = 16 fp8 keys x 32 dims (CodeRows), 8 codes (8 consecutive dims) per lane and key, which
 // decode() turns into a QkB16 in fp16 and mma_qk_f16 feeds to two k-steps: the dims meet the
@@ -350,8 +350,8 @@ struct QkB16 {
 
 template <class DECODE>
 __device__ __forceinline__ QkB16 decode(const QkB8& b) {
-  return {{DECODE::pair(b.k0.x), DECODE::pair(b.k0.x >> 16), DECODE::pair(b.k0.y), DECODE::pair(b.k0.y >> 16)},
-          {DECODE::pair(b.k1.x), DECODE::pair(b.k1.x >> 16), DECODE::pair(b.k1.y), DECODE::pair(b.k1.y >> 16)}};
+  const u32x2 a = DECODE::quad(b.k0.x), c = DECODE::quad(b.k0.y), d = DECODE::quad(b.k1.x), e = DECODE::quad(b.k1.y);
+  return {{a.x, a.y, c.x, c.y}, {d.x, d.y, e.x, e.y}};
 }
 
 // k-step s takes words 2 s, 2 s + 1 of each key's 8 decoded dims: lane 4 g + c pairs dims
@@ -405,11 +405,13 @@ template <class DECODE>
 __device__ __forceinline__ PvB16 decode(const PvB8& v) {
   PvB16 d;
 #pragma unroll
-  for (int t = 0; t < 4; ++t) {
-    // Byte t of the first key's word in the low code, byte t of the next key's in the high.
-    const u32 select = static_cast<u32>(t | ((t + 4) << 4));
-    d.b[t][0] = DECODE::pair(__byte_perm(v.w[0], v.w[1], select));
-    d.b[t][1] = DECODE::pair(__byte_perm(v.w[2], v.w[3], select));
+  for (int t = 0; t < 4; t += 2) {
+    // Tile t's pair (byte t of the first key's word, then of the next key's) in the low half,
+    // tile t + 1's in the high half: one byte permute feeds two tiles.
+    const u32 select = static_cast<u32>(t | (t + 4) << 4 | (t + 1) << 8 | (t + 5) << 12);
+    const u32x2 k01 = DECODE::quad(__byte_perm(v.w[0], v.w[1], select));
+    const u32x2 k89 = DECODE::quad(__byte_perm(v.w[2], v.w[3], select));
+    d.b[t][0] = k01.x, d.b[t + 1][0] = k01.y, d.b[t][1] = k89.x, d.b[t + 1][1] = k89.y;
   }
   return d;
 }
@@ -440,7 +442,8 @@ __device__ __forceinline__ QkB8 load_qk_b8(const u8* base, int key0, int dim0) {
 typedef QkB QkB16;
 template <class DECODE>
 __device__ __forceinline__ QkB16 decode(const QkB8& b) {
-  return {{DECODE::pair(b.k.x), DECODE::pair(b.k.x >> 16), DECODE::pair(b.k.y), DECODE::pair(b.k.y >> 16)}};
+  const u32x2 lo = DECODE::quad(b.k.x), hi = DECODE::quad(b.k.y);
+  return {{lo.x, lo.y, hi.x, hi.y}};
 }
 
 __device__ __forceinline__ void mma_qk_f16(Acc16& acc, const QkA& a, const QkB16& b) {
@@ -486,7 +489,10 @@ template <class DECODE>
 __device__ __forceinline__ PvB16 decode(const PvB8& v) {
   PvB16 d;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) d.b[h][0] = DECODE::pair(v.c[h]), d.b[h][1] = DECODE::pair(v.c[h] >> 16);
+  for (int h = 0; h < 2; ++h) {
+    const u32x2 k = DECODE::quad(v.c[h]);
+    d.b[h][0] = k.x, d.b[h][1] = k.y;
+  }
   return d;
 }
 

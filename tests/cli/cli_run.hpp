@@ -91,9 +91,14 @@ inline CliStreams run_ktune_args(const std::vector<std::string>& args) {
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // True when `ktune devices` finds a GPU (then the no-device messages cannot be observed).
+// Throws when ktune does not run (e.g. on a machine where the build path is absent and $KTUNE is
+// unset): that is a broken setup, not a machine without a GPU.
 inline bool has_gpu() {
   auto r = run_ktune("devices --no-bandwidth --json");
-  auto j = nlohmann::json::parse(r.output);
+  const auto j = nlohmann::json::parse(r.output, nullptr, false);
+  if (r.status != 0 || !j.is_object())
+    throw std::runtime_error("`" + ktune_exe() + " devices --json` failed (exit " + std::to_string(r.status) +
+                             "; set $KTUNE to the ktune binary): " + r.output);
   for (const auto& b : j.at("backends"))
     if (!b.at("devices").empty()) return true;
   return false;
