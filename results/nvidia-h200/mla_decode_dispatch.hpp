@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-02T10:36:30Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash a33dc4126a9a1199, ktune 0.1.0, host 'vm'
-       command: /work/main/.devexp/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.veE2OHUbYw/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-02T15:52:18Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 1dbd6eb760ff81e5, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.vGCev7DwXy/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -144,30 +144,30 @@ inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 10
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 69.62399929761887},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 90.47200158238411},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 121.91999703645706},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 190.94400107860565},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 303.9040118455887},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 574.2399990558624},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 82.29599893093109},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 141.07199758291245},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 199.3440017104149},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 303.5679906606674},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 436.15999817848206},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 857.4559986591339},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
-    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 70.09600102901459},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 91.00000187754631},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 123.80800023674965},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 188.4159967303276},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 292.943999171257},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 560.4160130023956},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 82.89600163698196},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 142.7680030465126},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 200.0960037112236},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 301.93600058555603},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 437.4080002307892},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 859.4560027122498},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
+    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 69.84000280499458},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 90.36000072956085},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 123.55200201272964},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 188.04799765348434},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 309.904009103775},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 580.5760025978088},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 76.9760012626648},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
+    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 131.74400478601456},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 186.17599457502365},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 276.97600424289703},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 387.82399892807007},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 758.7999999523163},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 530
+    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 69.56799700856209},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 89.88000079989433},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 123.05599823594093},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 191.8879970908165},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 298.44799637794495},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 564.4960105419159},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 77.44000107049942},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
+    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 132.9760029911995},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 185.4720041155815},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 278.6400020122528},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 391.2480026483536},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 759.0720057487488},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
 };
 
 // sm_90a
