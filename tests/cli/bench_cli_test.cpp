@@ -3,11 +3,13 @@
 // an error that names what is wrong; then the missing device is reported clearly.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "cli_run.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "support/env_var.hpp"
 #include "unit/db_test_support.hpp"
 
 namespace ktune::testing {
@@ -19,6 +21,19 @@ const std::string kConfig = "rows=16 keys=32 threads=256 stages=2 split=2 math=s
 CliResult bench(const std::string& args) { return run_ktune("bench --kernel mla_decode " + args); }
 CliResult bench_config(const std::string& key, const std::string& config, const std::string& more = "") {
   return bench(key + " --config '" + config + "' " + more);
+}
+
+// has_gpu() is what every GPU test asks first. Where ktune itself does not run (a build moved to
+// the GPU machine without $KTUNE), it says so, rather than report no GPU or fail to parse.
+TEST(BenchCli, AKtuneThatDoesNotRunIsNotTakenForAMachineWithoutGpu) {
+  const test_support::EnvVar missing("KTUNE", "/nonexistent/ktune");
+  try {
+    has_gpu();
+    ADD_FAILURE() << "has_gpu() answered although ktune did not run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(contains(e.what(), "/nonexistent/ktune devices --json` failed")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "set $KTUNE to the ktune binary")) << e.what();
+  }
 }
 
 TEST(BenchCli, WithoutADeviceFailsClearly) {

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "jit/cache.hpp"
+#include "support/env_var.hpp"
 #include "sweep_test_support.hpp"
 
 namespace ktune::jit {
@@ -106,16 +107,7 @@ TEST(JitCache, EntryUnderAnotherKeysNameIsAMiss) {
 }
 
 TEST(JitCache, DefaultDirectoryFollowsTheEnvironment) {
-  struct Env {
-    std::string name;
-    std::optional<std::string> old;
-    Env(std::string n, const char* v) : name(std::move(n)) {
-      if (const char* o = std::getenv(name.c_str())) old = o;
-      v ? ::setenv(name.c_str(), v, 1) : ::unsetenv(name.c_str());
-    }
-    ~Env() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
-  };
-  Env home("HOME", "/h"), xdg("XDG_CACHE_HOME", "/x"), own("KTUNE_CACHE_DIR", "/k");
+  const test_support::EnvVar home("HOME", "/h"), xdg("XDG_CACHE_HOME", "/x"), own("KTUNE_CACHE_DIR", "/k");
   EXPECT_EQ(CodeCache::default_dir(), "/k");
   ::unsetenv("KTUNE_CACHE_DIR");
   EXPECT_EQ(CodeCache::default_dir(), "/x/ktune");
