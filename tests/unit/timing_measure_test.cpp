@@ -95,11 +95,15 @@ class FakeContext final : public backend::Context {
   std::vector<int> captured_;
 };
 
+// measure() of launches that do nothing but advance ctx's clock.
+Stats measure_launches(FakeContext& ctx, int rotations, const TimingPolicy& policy = {}) {
+  return measure(ctx, [&](int r) { ctx.launch_on(r); }, rotations, policy);
+}
+
 TEST(TimingMeasure, LongLaunchesAreTimedOneByOneCyclingThroughTheCopies) {
   FakeContext ctx;
   ctx.launch_us = 250;
-  const Stats s = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 3);
+  const Stats s = measure_launches(ctx, 3);
   EXPECT_NEAR(s.median_us, 250, 0.01);
   EXPECT_EQ(s.n, TimingPolicy{}.min_samples) << "exact timings converge at once";
   EXPECT_EQ(ctx.replays, 0);
@@ -112,8 +116,7 @@ TEST(TimingMeasure, TwoLaunchesSlowerThanTheAbandonMarkAreTheOnlySamples) {
   TimingPolicy policy;
   policy.warmup = 1;
   policy.abandon_us = 200;
-  const Stats s = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 3, policy);
+  const Stats s = measure_launches(ctx, 3, policy);
   EXPECT_EQ(s.n, 2);
   EXPECT_NEAR(s.median_us, 250, 0.01);
   EXPECT_EQ(ctx.executed.size(), 3u) << "the warm-up and the two timed launches";
@@ -121,15 +124,13 @@ TEST(TimingMeasure, TwoLaunchesSlowerThanTheAbandonMarkAreTheOnlySamples) {
   // At or under the mark the measurement is the usual one.
   ctx.executed.clear();
   policy.abandon_us = 250;
-  const Stats kept = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 3, policy);
+  const Stats kept = measure_launches(ctx, 3, policy);
   EXPECT_EQ(kept.n, policy.min_samples);
 
   // A launch shorter than a sample is batched, never abandoned on its own time.
   ctx.launch_us = 50;
   policy.abandon_us = 20;
-  const Stats batched = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 3, policy);
+  const Stats batched = measure_launches(ctx, 3, policy);
   EXPECT_EQ(batched.n, policy.min_samples);
   EXPECT_NEAR(batched.median_us, 50, 0.01);
 }
@@ -143,8 +144,7 @@ TEST(TimingMeasure, OneStalledLaunchDoesNotAbandon) {
   policy.warmup = 2;
   policy.abandon_us = 60;
   ctx.stalls_us[2] = 256;
-  const Stats s = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 8, policy);
+  const Stats s = measure_launches(ctx, 8, policy);
   EXPECT_EQ(s.n, policy.min_samples);
   EXPECT_NEAR(s.median_us, 25, 0.01);
   EXPECT_GT(ctx.replays, 0) << "batched in graphs of 4, as a 25 us launch is";
@@ -152,8 +152,7 @@ TEST(TimingMeasure, OneStalledLaunchDoesNotAbandon) {
   // The same stall on the second timed launch too: abandoned, with both samples.
   ctx.executed.clear();
   ctx.stalls_us = {{2, 256}, {3, 256}};
-  const Stats stalled = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 8, policy);
+  const Stats stalled = measure_launches(ctx, 8, policy);
   EXPECT_EQ(stalled.n, 2);
   EXPECT_NEAR(stalled.median_us, 281, 0.01);
 }
@@ -162,8 +161,7 @@ TEST(TimingMeasure, ShortLaunchesAreBatchedInGraphsThatCoverEveryCopy) {
   FakeContext ctx;
   ctx.launch_us = 5;  // batches of 20 fill the 100 us minimum sample
   const int rotations = 50;
-  const Stats s = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, rotations);
+  const Stats s = measure_launches(ctx, rotations);
   EXPECT_NEAR(s.median_us, 5, 0.01) << "per launch, not per batch";
   EXPECT_EQ(ctx.replays, s.n);
   std::map<int, int> uses;
@@ -175,8 +173,7 @@ TEST(TimingMeasure, WithoutCaptureShortLaunchesAreBatchedEagerly) {
   FakeContext ctx;
   ctx.launch_us = 5;
   ctx.can_capture = false;
-  const Stats s = measure(
-      ctx, [&](int r) { ctx.launch_on(r); }, 7);
+  const Stats s = measure_launches(ctx, 7);
   EXPECT_NEAR(s.median_us, 5, 0.01);
   EXPECT_EQ(ctx.replays, 0);
   const size_t warm = ctx.executed.size() - static_cast<size_t>(s.n) * 20;
@@ -215,9 +212,7 @@ TEST(TimingMeasure, CaptureThatFailsFallsBackButFaultsPropagate) {
 
 TEST(TimingMeasure, RotationsMustBePositive) {
   FakeContext ctx;
-  EXPECT_THROW(measure(
-                   ctx, [&](int r) { ctx.launch_on(r); }, 0),
-               Error);
+  EXPECT_THROW(measure_launches(ctx, 0), Error);
 }
 
 TEST(CopyBandwidth, CountsBytesReadAndWritten) {
