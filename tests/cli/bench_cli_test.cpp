@@ -110,8 +110,9 @@ TEST(BenchCli, InfeasibleConfigIsNamedForArch) {
 }
 
 TEST(BenchCli, ForceTimesAConfigTheFamilyPrunes) {
-  // A ring of 2 slots of 32 keys where 3 fit: pruned for speed, runnable all the same.
-  const std::string shallow = "rows=16 keys=32 threads=128 stages=2 split=0 math=mma";
+  // A ring of 2 slots of 32 keys where 3 fit with as many CTAs per SM (one, at 256 threads):
+  // pruned for speed, runnable all the same.
+  const std::string shallow = "rows=16 keys=32 threads=256 stages=2 split=0 math=mma";
   auto refused = bench_config(kKey, shallow, "--arch sm_90a");
   EXPECT_EQ(refused.status, 1) << refused.output;
   EXPECT_TRUE(contains(refused.output, "a ring of 3 slots fits sm_90a")) << refused.output;

@@ -37,6 +37,18 @@ TEST(MlaDecodeTargets, KnownArchesHaveTheirWarpAndSharedMemory) {
   EXPECT_EQ(target_limits("sm_80").shared_per_block, 163 * 1024);
 }
 
+// What one compute unit's resident CTAs share (the rings of copies in flight depend on it).
+TEST(MlaDecodeTargets, KnownArchesHaveTheirComputeUnitsSharedMemoryAndRegisters) {
+  EXPECT_EQ(target_limits("sm_90a").shared_per_unit, 228 * 1024);
+  EXPECT_EQ(target_limits("sm_90a").shared_reserved_per_block, 1024);
+  EXPECT_EQ(target_limits("sm_89").shared_per_unit, 100 * 1024);
+  EXPECT_EQ(target_limits("sm_80").shared_per_unit, 164 * 1024);
+  EXPECT_EQ(target_limits("sm_90a").registers_per_unit, 64 * 1024);
+  EXPECT_EQ(target_limits("gfx90a").shared_per_unit, 64 * 1024);
+  EXPECT_EQ(target_limits("gfx950").shared_per_unit, 160 * 1024);
+  EXPECT_EQ(target_limits("gfx942").registers_per_unit, 4 * 512 * 64);
+}
+
 TEST(MlaDecodeTargets, UnknownArchNamesTheKnownOnes) {
   try {
     target_limits("gfx1100");
@@ -216,14 +228,26 @@ TEST(MlaDecodeFamily, PrunesMmaConfigsThatASiblingBeats) {
   // Each pruned config next to the sibling that beats it, which stays feasible.
   EXPECT_THAT(why_not(h128, {16, 16, 128, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
   EXPECT_EQ(why_not(h128, {16, 32, 128, 5, 0, kMathMma}, "sm_90a"), std::nullopt);
-  EXPECT_THAT(why_not(h128, {16, 32, 128, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
+  EXPECT_THAT(why_not(h128, {16, 32, 128, 3, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 4 slots"));
   EXPECT_THAT(why_not(h128, {16, 32, 128, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 5 slots"));
   EXPECT_THAT(why_not(h128, {16, 32, 256, 5, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("sit Q K^T out"));
   EXPECT_EQ(why_not(h128, {16, 64, 256, 5, 0, kMathMma}, "sm_90a"), std::nullopt) << "4 of 8 warps in Q K^T";
   EXPECT_THAT(why_not(h128, {16, 64, 256, 4, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 5 slots"));
+  // A ring that lets two CTAs share an SM is kept next to the deepest ring of one CTA: two slots
+  // of 32 keys (93 KiB, and 128 threads' registers twice) where a third slot leaves room for one.
+  EXPECT_EQ(why_not(h128, {16, 32, 128, 2, 0, kMathMma}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h128, {16, 32, 256, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"))
+      << "256 threads of up to 255 registers leave room for one CTA";
+  const Key fp8{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
+  EXPECT_EQ(why_not(fp8, {16, 32, 128, 4, 0, kMathMma}, "sm_90a"), std::nullopt) << "4 slots of fp8 codes: 99 KiB";
+  EXPECT_THAT(why_not(fp8, {16, 32, 128, 3, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("ring of 4 slots"));
+  EXPECT_THAT(why_not(h128, {16, 16, 128, 5, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"))
+      << "two CTAs of 32-key tiles fit as well";
   // Where 32-key tiles do not fit (gfx90a), 16-key tiles are what there is.
   EXPECT_EQ(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "gfx90a"), std::nullopt);
-  EXPECT_THAT(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
+  EXPECT_THAT(why_not(h128, {16, 16, 128, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("keys=16"));
+  // 64 threads: four CTAs of 16-key rings share an SM where two of 32-key rings would.
+  EXPECT_EQ(why_not(h128, {16, 16, 64, 2, 0, kMathMma}, "sm_90a"), std::nullopt);
 }
 
 TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {

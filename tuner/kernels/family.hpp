@@ -23,6 +23,11 @@ struct TargetLimits {
   int registers_per_thread_max = 255;
   int64_t registers_per_block = 65536;  // 32-bit registers all threads of one block share at most
   bool warpgroup_mma = false;           // Hopper's wgmma (sm_90a only: the "a" features)
+  // One compute unit (SM / CU), which the blocks resident on it share: how many of a kernel's
+  // blocks run at once, and so how many rings of copies are in flight.
+  int64_t shared_per_unit = 48 * 1024;
+  int64_t shared_reserved_per_block = 0;  // what the runtime keeps of shared_per_unit per resident block
+  int64_t registers_per_unit = 65536;
 };
 // Throws Error for an arch ktune does not know, listing the ones it does.
 const TargetLimits& target_limits(std::string_view arch);

@@ -13,15 +13,19 @@ namespace {
 
 constexpr int64_t KiB = 1024;
 
-// CDNA (gfx9): wave64; LDS per workgroup 64 KiB (gfx90a, gfx942) or 160 KiB (gfx950). SIMT code
-// computes in the 256 architectural VGPRs (the accumulation VGPRs only serve matrix cores and
-// spills); a workgroup spreads over the CU's 4 SIMDs of 512 VGPRs x 64 lanes each.
-TargetLimits cdna(const char* arch, int64_t lds) { return {arch, 64, lds, 1024, 256, 4 * 512 * 64}; }
+// CDNA (gfx9): wave64; LDS per workgroup and per CU 64 KiB (gfx90a, gfx942) or 160 KiB (gfx950).
+// SIMT code computes in the 256 architectural VGPRs (the accumulation VGPRs only serve matrix cores
+// and spills); a workgroup spreads over the CU's 4 SIMDs of 512 VGPRs x 64 lanes each.
+TargetLimits cdna(const char* arch, int64_t lds) {
+  constexpr int64_t registers = 4 * 512 * 64;
+  return {arch, 64, lds, 1024, 256, registers, false, lds, 0, registers};
+}
 
-// NVIDIA: warp 32; the largest opt-in shared memory per block; 255 registers per thread, 64 Ki
-// per block. wgmma exists only where the arch-specific features are compiled in (sm_90a, not sm_90).
+// NVIDIA: warp 32; the largest opt-in shared memory per block, and 1 KiB more per SM, which the
+// runtime reserves per resident block; 255 registers per thread, 64 Ki per block and per SM. wgmma
+// exists only where the arch-specific features are compiled in (sm_90a, not sm_90).
 TargetLimits nvidia(const char* arch, int64_t shared_optin, bool warpgroup_mma = false) {
-  return {arch, 32, shared_optin, 1024, 255, 64 * KiB, warpgroup_mma};
+  return {arch, 32, shared_optin, 1024, 255, 64 * KiB, warpgroup_mma, shared_optin + KiB, KiB, 64 * KiB};
 }
 
 const std::array<TargetLimits, 7>& known_targets() {

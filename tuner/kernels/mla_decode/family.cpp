@@ -61,12 +61,22 @@ std::optional<std::string> simt_infeasible(const Config& c, num::KvDtype kv_dtyp
   return register_excess(g.live_registers(), kRegisterSharePercent, c, target);
 }
 
-// Configs of the matrix-core kernel that fit but cannot beat a sibling that also fits: pruned so
-// that sweeps and the compile check (which compiles every instance of the default space) spend no
-// time on them.
+// How many CTAs of a matrix-core config a compute unit holds at once, by shared memory and by
+// registers at the most a thread may take (the kernel's launch bounds let ptxas use them all).
+int64_t resident_ctas(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  const int64_t bytes = mma_geometry(c, kv_dtype, target.warp_size).shared_bytes();
+  return std::min(target.shared_per_unit / (bytes + target.shared_reserved_per_block),
+                  target.registers_per_unit / (int64_t{c.threads} * target.registers_per_thread_max));
+}
+
+// Configs of the matrix-core kernel that fit but cannot beat a sibling that also fits, with as
+// many CTAs per compute unit: pruned so that sweeps and the compile check (which compiles every
+// instance of the default space) spend no time on them.
 std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
-  const auto fits = [&](const Config& other) {
-    return mma_geometry(other, kv_dtype, target.warp_size).shared_bytes() <= target.shared_per_block;
+  const int64_t resident = resident_ctas(c, kv_dtype, target);
+  const auto beats = [&](const Config& other) {
+    return mma_geometry(other, kv_dtype, target.warp_size).shared_bytes() <= target.shared_per_block &&
+           resident_ctas(other, kv_dtype, target) >= resident;
   };
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   const std::string math = math_name(c);
@@ -74,20 +84,22 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
   // key and twice the warps in Q K^T.
   Config wider = c;
   wider.keys = 32, wider.stages = 2;
-  if (c.keys == 16 && fits(wider))
+  if (c.keys == 16 && beats(wider))
     return fmt::format("math={}: keys=16 where a ring of 2 tiles of 32 keys fits {} (same bytes, half the barriers)",
                        math, target.arch);
   // The ring is what hides the memory latency: a shallower one than fits keeps fewer bytes in
-  // flight. (Two CTAs with half-depth rings on one compute unit hold the same bytes as one with a
-  // full ring, each with its own copy of the barriers' stalls: on the H200, H=16 L=1 B=128
-  // ctx=8192 bf16, rows=16 keys=32 stages=2 split=2 forced to 2 CTAs per SM ran 423 us at 128
-  // threads and 527 us at 256, against 346 us for one CTA with a ring of two 64-key tiles;
-  // ktune bench --force, 2026-12-01.)
+  // flight, unless the deeper one would leave room for fewer CTAs per compute unit: the deepest
+  // ring that lets two CTAs share one holds their two rings in flight.
+  // (On the H200, H=16 L=1 ctx=8192 bf16, rows=16 keys=32 threads=128 stages=2 split=2, two CTAs
+  // per SM, ran 306.3 us at B=128 and 87.4 us at B=32, against 317.9 and 104.6 us for one CTA of
+  // 256 threads with a ring of five slots; 294 of the default space's 1152 keys have a two-CTA
+  // winner: results/nvidia-h200/mla_decode_two_ctas_ab.md, 2026-12-02.)
   Config deeper = c;
   deeper.stages = c.stages + 1;
-  if (c.stages < mla_tile::kMaxRingSlots && fits(deeper))
-    return fmt::format("math={}: a ring of {} slots fits {} and keeps more bytes in flight", math, deeper.stages,
-                       target.arch);
+  if (c.stages < mla_tile::kMaxRingSlots && beats(deeper))
+    return fmt::format("math={}: a ring of {} slots fits {} as many times per compute unit and keeps more bytes "
+                       "in flight",
+                       math, deeper.stages, target.arch);
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
   // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
   // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
