@@ -17,19 +17,7 @@ import shlex
 import subprocess
 import sys
 
-
-def read_cases(path):
-    cases = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = [p.strip() for p in line.split("|")]
-            if len(parts) != 3:
-                sys.exit(f"{path}:{n}: expected 'label | flags | target', got {line!r}")
-            cases.append({"label": parts[0], "flags": shlex.split(parts[1]), "target": parts[2]})
-    return cases
+from cases_file import read_cases
 
 
 def judge(target, row, by_label):
@@ -68,7 +56,7 @@ def main():
         sys.exit("give exactly one of --db and --config")
     source = ["--db", a.db] if a.db else ["--config", a.config]
     rows, by_label = [], {}
-    for case in read_cases(a.cases):
+    for case in read_cases(a.cases, ("label", "flags", "target")):
         cmd = [a.ktune, "bench", "--kernel", a.kernel, *case["flags"], *source, "--json"]
         print("+ " + shlex.join(cmd), file=sys.stderr)
         done = subprocess.run(cmd, capture_output=True, text=True)
