@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-02T15:52:18Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+     run 1, started 2026-12-02T18:59:39Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
        template hash 1dbd6eb760ff81e5, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.vGCev7DwXy/mla_decode.db --budget 100 --timeout 20
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.qDC7x65fZn/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -134,40 +134,40 @@ struct ArchTable {
   std::size_t size;
 };
 
-inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 5, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<16, 32, 128, 10, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 5, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 10, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 5, 2, Math::mma}, kNames0, 2, 128, 205440, 69.84000280499458},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 90.36000072956085},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 96
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 123.55200201272964},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 180
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 188.04799765348434},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 309.904009103775},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 394
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 580.5760025978088},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 76.9760012626648},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 38
-    {{16, 32, 128, 10, 2, Math::mma}, kNames2, 2, 128, 224640, 131.74400478601456},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 114
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 186.17599457502365},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 206
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 276.97600424289703},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 387.82399892807007},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 421
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 758.7999999523163},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 530
-    {{16, 32, 128, 5, 2, Math::mma}, kNames4, 2, 128, 205440, 69.56799700856209},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 56
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 89.88000079989433},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 134
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 123.05599823594093},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 191.8879970908165},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 298.44799637794495},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 448
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 564.4960105419159},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 558
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 77.44000107049942},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 76
-    {{16, 32, 128, 10, 2, Math::mma}, kNames6, 2, 128, 224640, 132.9760029911995},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 152
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 185.4720041155815},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 260
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 278.6400020122528},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 368
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 391.2480026483536},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 759.0720057487488},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 583
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.33599990606308},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 84.82399955391884},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 102
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 123.34400042891502},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 198
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 190.41599333286285},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 298.5920011997223},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 428
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 577.2480070590973},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 544
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 58.85600112378597},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 40
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 101.61599889397621},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 124
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 177.7919977903366},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 222
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 279.4879972934723},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 383.4400027990341},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 457
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 756.415992975235},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 574
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 52.456000819802284},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 60
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 85.23999899625778},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 144
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 121.39200046658516},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 256
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 191.42399728298187},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 372
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 289.0720069408417},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 486
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 560.4960024356842},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 604
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 59.29600074887276},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 82
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 104.3040007352829},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 166
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 176.20799690485},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 280
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 280.12800216674805},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 400
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 383.15199315547943},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 515
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 756.6240131855011},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 632
 };
 
 // sm_90a
