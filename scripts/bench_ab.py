@@ -13,19 +13,9 @@ import argparse
 import json
 import shlex
 import statistics
-import subprocess
 import sys
 
-from cases_file import read_cases
-
-
-def bench(ktune, flags):
-    cmd = [ktune, "bench", *flags, "--json"]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        print(f"ab: {shlex.join(cmd)}: exit {run.returncode}: {run.stderr.strip()}", file=sys.stderr)
-        return None
-    return json.loads(run.stdout)
+from ktune_bench import read_cases, run_bench
 
 
 def main():
@@ -37,13 +27,18 @@ def main():
     args = ap.parse_args()
     cases = [(c["label"], c["flags"]) for c in read_cases(args.cases, ("label", "flags"))]
     medians = {label: [] for label, _ in cases}
-    out = open(args.json_out, "w") if args.json_out else None
+    records = []
     for r in range(args.rounds):
         for label, flags in cases:
-            result = bench(args.ktune, flags)
-            if out:
-                out.write(json.dumps({"round": r, "label": label, "flags": shlex.join(flags), "result": result}) + "\n")
+            cmd = [args.ktune, "bench", *flags, "--json"]
+            result, error = run_bench(cmd)
+            if error:
+                print(f"ab: {shlex.join(cmd)}: {error}", file=sys.stderr)
+            records.append({"round": r, "label": label, "flags": shlex.join(flags), "result": result})
             medians[label].append(None if result is None else result["median_us"])
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            f.writelines(json.dumps(record) + "\n" for record in records)
     print(f"{args.rounds} rounds, `{args.ktune} bench FLAGS --json`, cases in order each round\n")
     print("| case | median of rounds (µs) | each round (µs) | flags |")
     print("|---|---|---|---|")

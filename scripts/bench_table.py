@@ -14,10 +14,9 @@ import argparse
 import json
 import re
 import shlex
-import subprocess
 import sys
 
-from cases_file import read_cases
+from ktune_bench import read_cases, run_bench
 
 
 def judge(target, row, by_label):
@@ -59,12 +58,12 @@ def main():
     for case in read_cases(a.cases, ("label", "flags", "target")):
         cmd = [a.ktune, "bench", "--kernel", a.kernel, *case["flags"], *source, "--json"]
         print("+ " + shlex.join(cmd), file=sys.stderr)
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        result, error = run_bench(cmd)
         row = {"label": case["label"], "target": case["target"], "command": shlex.join(cmd)}
-        if done.returncode != 0:
-            row["error"] = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        if error:
+            row["error"] = error
         else:
-            row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+            row.update(result)
         rows.append(row)
         by_label[case["label"]] = row
     if a.json_out:

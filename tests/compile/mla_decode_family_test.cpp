@@ -37,16 +37,21 @@ TEST(MlaDecodeTargets, KnownArchesHaveTheirWarpAndSharedMemory) {
   EXPECT_EQ(target_limits("sm_80").shared_per_block, 163 * 1024);
 }
 
-// What one compute unit's resident CTAs share (the rings of copies in flight depend on it).
-TEST(MlaDecodeTargets, KnownArchesHaveTheirComputeUnitsSharedMemoryAndRegisters) {
-  EXPECT_EQ(target_limits("sm_90a").shared_per_unit, 228 * 1024);
-  EXPECT_EQ(target_limits("sm_90a").shared_reserved_per_block, 1024);
-  EXPECT_EQ(target_limits("sm_89").shared_per_unit, 100 * 1024);
-  EXPECT_EQ(target_limits("sm_80").shared_per_unit, 164 * 1024);
-  EXPECT_EQ(target_limits("sm_90a").registers_per_unit, 64 * 1024);
-  EXPECT_EQ(target_limits("gfx90a").shared_per_unit, 64 * 1024);
-  EXPECT_EQ(target_limits("gfx950").shared_per_unit, 160 * 1024);
-  EXPECT_EQ(target_limits("gfx942").registers_per_unit, 4 * 512 * 64);
+// How many blocks share one compute unit (the rings of copies in flight depend on it), at each
+// side of the limits: an SM of sm_90a holds 228 KiB of shared memory, 1 KiB of it reserved per
+// block, and 64 Ki registers; an SM of sm_89 100 KiB; a CU of gfx90a 64 KiB, none reserved.
+TEST(MlaDecodeTargets, ResidentBlocksCountSharedMemoryWithItsReserveAndRegisters) {
+  const auto& h200 = target_limits("sm_90a");
+  EXPECT_EQ(resident_blocks(h200, 113 * 1024, 128), 2);
+  EXPECT_EQ(resident_blocks(h200, 113 * 1024 + 1, 128), 1);
+  EXPECT_EQ(resident_blocks(h200, 227 * 1024, 128), 1);
+  EXPECT_EQ(resident_blocks(h200, 227 * 1024 + 1, 128), 0);
+  EXPECT_EQ(resident_blocks(h200, 1024, 256), 1) << "256 threads of 255 registers take more than half the SM's";
+  EXPECT_EQ(resident_blocks(h200, 1024, 64), 4);
+  EXPECT_EQ(resident_blocks(target_limits("sm_89"), 49 * 1024, 128), 2);
+  EXPECT_EQ(resident_blocks(target_limits("sm_89"), 49 * 1024 + 1, 128), 1);
+  EXPECT_EQ(resident_blocks(target_limits("gfx90a"), 32 * 1024, 256), 2);
+  EXPECT_EQ(resident_blocks(target_limits("gfx90a"), 32 * 1024 + 1, 256), 1);
 }
 
 TEST(MlaDecodeTargets, UnknownArchNamesTheKnownOnes) {

@@ -23,14 +23,17 @@ struct TargetLimits {
   int registers_per_thread_max = 255;
   int64_t registers_per_block = 65536;  // 32-bit registers all threads of one block share at most
   bool warpgroup_mma = false;           // Hopper's wgmma (sm_90a only: the "a" features)
-  // One compute unit (SM / CU), which the blocks resident on it share: how many of a kernel's
-  // blocks run at once, and so how many rings of copies are in flight.
-  int64_t shared_per_unit = 48 * 1024;
-  int64_t shared_reserved_per_block = 0;  // what the runtime keeps of shared_per_unit per resident block
-  int64_t registers_per_unit = 65536;
+  // Shared memory the runtime keeps per resident block, beyond what the block asks for. On every
+  // known target one compute unit (SM / CU) holds shared_per_block + this in all, and as many
+  // registers as one block may have.
+  int64_t shared_reserved_per_block = 0;
 };
 // Throws Error for an arch ktune does not know, listing the ones it does.
 const TargetLimits& target_limits(std::string_view arch);
+// How many blocks of `threads` threads and `shared_bytes` of shared memory one compute unit of
+// `target` holds at once, counting registers at the most a thread may take (what launch bounds of
+// one block per unit let the compiler use); 0 where one does not fit.
+int64_t resident_blocks(const TargetLimits& target, int64_t shared_bytes, int threads);
 
 // Bytes moved and floating-point operations of one launch, counted the way the family's
 // contract says (FlashMLA's formulas for mla_decode).

@@ -1,5 +1,6 @@
 // Compile-target limits, known without a device, so that the sweep can prune configs before it
 // compiles anything (and CI can prune for GPUs it does not have).
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -16,16 +17,13 @@ constexpr int64_t KiB = 1024;
 // CDNA (gfx9): wave64; LDS per workgroup and per CU 64 KiB (gfx90a, gfx942) or 160 KiB (gfx950).
 // SIMT code computes in the 256 architectural VGPRs (the accumulation VGPRs only serve matrix cores
 // and spills); a workgroup spreads over the CU's 4 SIMDs of 512 VGPRs x 64 lanes each.
-TargetLimits cdna(const char* arch, int64_t lds) {
-  constexpr int64_t registers = 4 * 512 * 64;
-  return {arch, 64, lds, 1024, 256, registers, false, lds, 0, registers};
-}
+TargetLimits cdna(const char* arch, int64_t lds) { return {arch, 64, lds, 1024, 256, 4 * 512 * 64}; }
 
 // NVIDIA: warp 32; the largest opt-in shared memory per block, and 1 KiB more per SM, which the
 // runtime reserves per resident block; 255 registers per thread, 64 Ki per block and per SM. wgmma
 // exists only where the arch-specific features are compiled in (sm_90a, not sm_90).
 TargetLimits nvidia(const char* arch, int64_t shared_optin, bool warpgroup_mma = false) {
-  return {arch, 32, shared_optin, 1024, 255, 64 * KiB, warpgroup_mma, shared_optin + KiB, KiB, 64 * KiB};
+  return {arch, 32, shared_optin, 1024, 255, 64 * KiB, warpgroup_mma, KiB};
 }
 
 const std::array<TargetLimits, 7>& known_targets() {
@@ -45,6 +43,12 @@ const TargetLimits& target_limits(std::string_view arch) {
   std::vector<std::string_view> names;
   for (const auto& t : known_targets()) names.push_back(t.arch);
   throw Error(fmt::format("unknown target '{}': ktune knows {}", arch, fmt::join(names, ", ")));
+}
+
+int64_t resident_blocks(const TargetLimits& target, int64_t shared_bytes, int threads) {
+  const int64_t per_block = shared_bytes + target.shared_reserved_per_block;
+  return std::min((target.shared_per_block + target.shared_reserved_per_block) / per_block,
+                  target.registers_per_block / (int64_t{threads} * target.registers_per_thread_max));
 }
 
 }  // namespace ktune

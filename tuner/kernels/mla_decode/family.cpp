@@ -61,12 +61,10 @@ std::optional<std::string> simt_infeasible(const Config& c, num::KvDtype kv_dtyp
   return register_excess(g.live_registers(), kRegisterSharePercent, c, target);
 }
 
-// How many CTAs of a matrix-core config a compute unit holds at once, by shared memory and by
-// registers at the most a thread may take (the kernel's launch bounds let ptxas use them all).
+// How many CTAs of a matrix-core config a compute unit holds at once (the kernel's launch bounds
+// ask for one, so ptxas may take every register a thread can have).
 int64_t resident_ctas(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
-  const int64_t bytes = mma_geometry(c, kv_dtype, target.warp_size).shared_bytes();
-  return std::min(target.shared_per_unit / (bytes + target.shared_reserved_per_block),
-                  target.registers_per_unit / (int64_t{c.threads} * target.registers_per_thread_max));
+  return resident_blocks(target, mma_geometry(c, kv_dtype, target.warp_size).shared_bytes(), c.threads);
 }
 
 // Configs of the matrix-core kernel that fit but cannot beat a sibling that also fits, with as
