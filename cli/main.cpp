@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   app.add_option("--templates", globals().templates_dir, "Read kernel templates from DIR instead of the embedded copy")
       ->check(CLI::ExistingDirectory);
   app.add_flag("-q,--quiet", globals().quiet, "No progress output");
+  // The verbs inherit this: --templates and --quiet may also follow the verb, so that a command
+  // line of verb flags (a bench case, a script's argument list) can carry them.
+  app.fallthrough();
   auto& vs = verbs();
   std::sort(vs.begin(), vs.end(), [](auto& a, auto& b) { return a.first < b.first; });
   for (auto& [order, setup] : vs) setup(app);

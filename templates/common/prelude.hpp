@@ -147,6 +147,11 @@ __device__ __forceinline__ u32 pack_f16x2(float lo, float hi) {
 #endif
 }
 
+// A pair of bf16 (element 0 in the low half) to a pair of fp16: exact where the values lie in
+// fp16's normal range, 2^-14 .. 65504; smaller ones round to fp16's steps of 2^-24 there, larger
+// ones overflow to infinity.
+__device__ __forceinline__ u32 bf16x2_to_f16x2(u32 w) { return pack_f16x2(bf16_lo(w), bf16_hi(w)); }
+
 // ---------------------------------------------------------------------------------------------
 // fp8 (E4M3) to float, exactly, on bits. Both formats have 4 exponent and 3 mantissa bits and no
 // infinities; they differ in bias and NaN codes:

@@ -1,6 +1,7 @@
 #pragma once
 // Hopper's warpgroup matrix multiply (wgmma.mma_async, sm_90a): four warps issue one
-// m64nNk16 product whose A and B operands the tensor cores read from shared memory themselves.
+// m64nNk16 product whose operands the tensor cores read from shared memory themselves (A may
+// also come from the warps' registers).
 // Where mma.sync makes every warp load its own copy of each operand fragment, a warpgroup reads
 // each operand once, and at Hopper's full matrix rate.
 //
@@ -22,12 +23,17 @@
 //                            w of the group: rows 16 w .. 16 w + 15). The tensor cores work on it
 //                            while the warps go on with anything that leaves d alone ...
 //   finish_product(d)        ... until this, which waits for it
-//   start_accumulation<K, A_ROW_BYTES, B_PANEL_BYTES>(d, a, b)
-//                            issues d += A B in fp32 for one warpgroup, d 64 x 256 (16 mc::Acc16
-//                            blocks per warp, as above): A = K dims of each term's 64 rows in
-//                            KMajorRows<A_ROW_BYTES> (a[0], a[1], .. : the products of all terms add
-//                            up), B = K rows of 256 bf16 read transposed (N-major) from PanelRows
-//                            panels B_PANEL_BYTES apart, starting at b; finish_product waits for it
+//   load_transposed_f16<L>(a, base, row0, col0)
+//                            a = the A fragment (mma.sync m16n8k16 layout) of 16 x 16 of the
+//                            transpose of a bf16 matrix in layout L, rows row0 .., cols col0 ..,
+//                            converted to fp16 (bf16x2_to_f16x2)
+//   accumulate_transposed<K, B_ROW_BYTES>(d, load_a, b)
+//                            d += A B in fp32 for one warpgroup, in fp16, and waits for it: d is
+//                            256 x 64 as four 64 x 64 products (16 mc::Acc16 blocks per warp, block
+//                            4 m + j: rows 64 m + 16 w .., cols 16 j ..), A = 256 x K from registers,
+//                            load_a(step, m, a) filling warp w's fragment of rows 64 m + 16 w ..
+//                            and k 16 step .. (the mma.sync m16n8k16 A layout), B = K x 64 read
+//                            K-major from KMajorRows<B_ROW_BYTES> at b (its 64 rows are B's cols)
 // Only sm_90a has wgmma (__CUDA_ARCH_FEAT_SM90_ALL). Elsewhere product() exists only to be named:
 // instantiating it is a compile error, and the families prune the configs that would.
 #include "common/matrix_core.hpp"
@@ -77,9 +83,6 @@ namespace detail {
 //     row (a multiple of 8) and at a 16-dim step within the row (32 bytes); 8-row groups are
 //     8 ROW_BYTES apart (the stride dimension offset), the leading dimension offset is unused with
 //     swizzling (1), and the swizzle mode is the rows' (1: 128 bytes, 2: 64 bytes).
-//   n_major: B read transposed from PanelRows: its K rows are the panel's rows (128 bytes apart,
-//     8-row groups 1024 apart: the stride dimension offset) and its N dims run 64 per panel, panels
-//     PANEL_BYTES apart (the leading dimension offset); 128-byte swizzle.
 struct Desc {
   u64 bits;
   __device__ __forceinline__ static u64 address(const void* smem) {
@@ -89,11 +92,6 @@ struct Desc {
   __device__ __forceinline__ static Desc k_major(const void* smem) {
     constexpr u64 mode = ROW_BYTES == 128 ? 1 : 2;
     return {address(smem) | (1ull << 16) | (static_cast<u64>(8 * ROW_BYTES >> 4) << 32) | (mode << 62)};
-  }
-  template <int PANEL_BYTES>
-  __device__ __forceinline__ static Desc n_major(const void* smem) {
-    return {address(smem) | (static_cast<u64>(PANEL_BYTES >> 4) << 16) | (static_cast<u64>(1024 >> 4) << 32) |
-            (1ull << 62)};
   }
   __device__ __forceinline__ Desc plus(u32 bytes) const { return {bits + (bytes >> 4)}; }
 };
@@ -117,9 +115,8 @@ __device__ __forceinline__ void settle(mc::Acc16 (&d)[BLOCKS]) {
 
 // The accumulator of m64nNk16 holds, per warp of the group, 16 rows x N cols in n8 tiles: lane
 // 4 g + c holds rows g and g + 8 at cols 2 c, 2 c + 1 of each tile, the mma.sync C layout, so that
-// tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j (v[0..3], v[4..7]). TRANS_B: 0 reads B
-// K-major, 1 N-major (bf16 allows both).
-template <int N, int TRANS_B>
+// tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j (v[0..3], v[4..7]). A and B K-major.
+template <int N>
 __device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b, bool accumulate);
 
 #define KTUNE_WG_ACC(b)                                                                                   \
@@ -127,7 +124,7 @@ __device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b,
       "+f"(d[b].v[6]), "+f"(d[b].v[7])
 
 template <>
-__device__ __forceinline__ void mma_bf16<32, 0>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
+__device__ __forceinline__ void mma_bf16<32>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
@@ -138,7 +135,7 @@ __device__ __forceinline__ void mma_bf16<32, 0>(mc::Acc16 (&d)[2], Desc a, Desc 
 }
 
 template <>
-__device__ __forceinline__ void mma_bf16<64, 0>(mc::Acc16 (&d)[4], Desc a, Desc b, bool accumulate) {
+__device__ __forceinline__ void mma_bf16<64>(mc::Acc16 (&d)[4], Desc a, Desc b, bool accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
@@ -149,28 +146,30 @@ __device__ __forceinline__ void mma_bf16<64, 0>(mc::Acc16 (&d)[4], Desc a, Desc 
       : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
 
-template <>
-__device__ __forceinline__ void mma_bf16<256, 1>(mc::Acc16 (&d)[16], Desc a, Desc b, bool accumulate) {
+// d (64 x 64, 4 mc::Acc16 blocks per warp) += A B in fp16 with A from registers: per warp, 16 of
+// the 64 rows x 16 k in the mma.sync m16n8k16 A layout (a[0]: row g, k 2c, 2c + 1; a[1]: row
+// g + 8; a[2], a[3]: the same rows at k + 8), and B K-major in shared memory.
+__device__ __forceinline__ void mma_f16_registers(mc::Acc16* d, const u32 (&a)[4], Desc b) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, p, 1, 1, 0, 1;\n}\n"
-      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3),
-        KTUNE_WG_ACC(4), KTUNE_WG_ACC(5), KTUNE_WG_ACC(6), KTUNE_WG_ACC(7),
-        KTUNE_WG_ACC(8), KTUNE_WG_ACC(9), KTUNE_WG_ACC(10), KTUNE_WG_ACC(11),
-        KTUNE_WG_ACC(12), KTUNE_WG_ACC(13), KTUNE_WG_ACC(14), KTUNE_WG_ACC(15)
-      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n"
+      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
 }
 
 #undef KTUNE_WG_ACC
+
+// The compiler must not reuse the registers of an A operand before the products reading them
+// finished: this empty statement claims to read and write them after the wait.
+template <int N>
+__device__ __forceinline__ void keep(u32 (&a)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
+}
 
 }  // namespace detail
 
@@ -182,23 +181,9 @@ __device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* 
 #pragma unroll
   for (int step = 0; step < DIMS / 16; ++step) {
     const u32 within = (step % 4) * 32;  // 16 dims = 32 bytes into the 128-byte panel row
-    detail::mma_bf16<N, 0>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
+    detail::mma_bf16<N>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
                         db.plus((step / 4) * PanelRows<B_ROWS>::kPanelBytes + within), step > 0);
   }
-  detail::commit();
-}
-
-template <int K, int A_ROW_BYTES, int B_PANEL_BYTES, int TERMS>
-__device__ __forceinline__ void start_accumulation(mc::Acc16 (&d)[16], const u8* const (&a)[TERMS], const u8* b) {
-  static_assert(K % 16 == 0 && K * 2 <= A_ROW_BYTES, "steps of 16 within an A row");
-  const detail::Desc db = detail::Desc::n_major<B_PANEL_BYTES>(b);
-  detail::fence();  // d was rescaled by ordinary instructions since the last product
-#pragma unroll
-  for (int step = 0; step < K / 16; ++step)
-#pragma unroll
-    for (int term = 0; term < TERMS; ++term)  // 16 rows of B = 2 groups of 8: 2048 bytes
-      detail::mma_bf16<256, 1>(d, detail::Desc::k_major<A_ROW_BYTES>(a[term]).plus(step * 32), db.plus(step * 2048),
-                               true);
   detail::commit();
 }
 
@@ -206,6 +191,45 @@ template <int BLOCKS>
 __device__ __forceinline__ void finish_product(mc::Acc16 (&d)[BLOCKS]) {
   detail::wait<0>();
   detail::settle(d);
+}
+
+template <class L>
+__device__ __forceinline__ void load_transposed_f16(u32 (&a)[4], const u8* base, int row0, int col0) {
+  // mma.sync's B of rows row0 .. (k) and cols col0 .. (n) is this A, its registers in the order
+  // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15); A takes (m = n 0-7, k 0-7),
+  // (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15).
+  const mc::PvB b = mc::load_pv_b<L>(base, row0, col0);
+  a[0] = bf16x2_to_f16x2(b.r[0]);
+  a[1] = bf16x2_to_f16x2(b.r[2]);
+  a[2] = bf16x2_to_f16x2(b.r[1]);
+  a[3] = bf16x2_to_f16x2(b.r[3]);
+}
+
+template <int K, int B_ROW_BYTES, class LoadA>
+__device__ __forceinline__ void accumulate_transposed(mc::Acc16 (&d)[16], LoadA load_a, const u8* b) {
+  static_assert(K % 16 == 0 && K * 2 <= B_ROW_BYTES, "steps of 16 within a B row");
+  const detail::Desc db = detail::Desc::k_major<B_ROW_BYTES>(b);
+  // Two sets of A registers: step s + 1's are loaded while step s's products run, and a set is
+  // reused only once the products that read it two steps earlier are done (wait<1>).
+  u32 a[2][4][4];
+#pragma unroll
+  for (int step = 0; step < K / 16; ++step) {
+    u32(&set)[4][4] = a[step % 2];
+    if (step >= 2) {
+      detail::wait<1>();
+      detail::keep(set);
+    }
+#pragma unroll
+    for (int m = 0; m < 4; ++m) load_a(step, m, set[m]);
+    detail::fence();  // the A registers, and d (rescaled by ordinary instructions before step 0)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) detail::mma_f16_registers(d + 4 * m, set[m], db.plus(step * 32));
+    detail::commit();
+  }
+  detail::wait<0>();
+  detail::settle(d);
+  detail::keep(a[0]);
+  detail::keep(a[1]);
 }
 
 #else
@@ -221,13 +245,17 @@ template <int N, int DIMS, int A_ROWS, int B_ROWS>
 __device__ void start_product(mc::Acc16 (&)[N / 16], const u8*, const u8*) {
   static_assert(Unavailable<N>::kValue, "wgmma is sm_90a's (math=wgmma is pruned for other targets)");
 }
-template <int K, int A_ROW_BYTES, int B_PANEL_BYTES, int TERMS>
-__device__ void start_accumulation(mc::Acc16 (&)[16], const u8* const (&)[TERMS], const u8*) {
-  static_assert(Unavailable<K>::kValue, "wgmma is sm_90a's");
-}
 template <int BLOCKS>
 __device__ void finish_product(mc::Acc16 (&)[BLOCKS]) {
   static_assert(Unavailable<BLOCKS>::kValue, "wgmma is sm_90a's");
+}
+template <class L>
+__device__ void load_transposed_f16(u32 (&)[4], const u8*, int, int) {
+  static_assert(Unavailable<sizeof(L)>::kValue, "wgmma is sm_90a's");
+}
+template <int K, int B_ROW_BYTES, class LoadA>
+__device__ void accumulate_transposed(mc::Acc16 (&)[16], LoadA, const u8*) {
+  static_assert(Unavailable<K>::kValue, "wgmma is sm_90a's");
 }
 
 #endif

@@ -133,8 +133,8 @@ struct Geometry {
 //   O = P V: warps split the 512 value dims (pv_blocks blocks of 16 each) and every warp covers all
 //     rows, so that 16 rows x 512 dims of fp32 accumulators spread over the whole block. P crosses
 //     from the key-split to the dim-split layout through shared memory. With qk_wgmma, each
-//     warpgroup takes 256 dims in one wgmma product per 16 keys, its warp w holding m-tile w % 4
-//     (pv_m_tiles: 1), and the tensor cores read P and V from shared memory.
+//     warpgroup takes 256 dims as O^T = V^T P^T, four products of 64 dims x 64 rows per 16 keys
+//     (pv_m_tiles: 1, the same 16 blocks a warp), V^T from registers and P^T from shared memory.
 // Shared memory does not depend on the warp size (launch_info has no target); registers do.
 struct MmaGeometry {
   int rows;      // query rows per CTA, a multiple of 16
@@ -184,9 +184,7 @@ struct MmaGeometry {
   // as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
   // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (one 16-bit matrix
   // per term) has rows padded by 16 bytes; for wgmma, rows of keys x 2 bytes in wgmma's swizzle
-  // (wg::KMajorRows), and only the first term has its own: the second goes into the tile's rope
-  // panel (dims 512 .. 575, keys x 128 bytes, as many), which Q K^T has read and P V does not.
-  // Then one fp32 per (key block, row) for the cross-warp row reductions.
+  // (wg::KMajorRows). Then one fp32 per (key block, row) for the cross-warp row reductions.
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
@@ -202,11 +200,11 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int stage_bytes() const { return ring_keys() * ring_row_bytes(); }
   KTUNE_GEOMETRY_FN int p_stride() const { return qk_wgmma ? keys * 2 : keys * 2 + 16; }
   // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V, one
-  // fp16 term where it meets decoded fp8 V.
-  KTUNE_GEOMETRY_FN int p_terms() const { return fp8() ? 1 : 2; }
+  // fp16 term where it meets fp16 V (decoded fp8, or bf16 converted on wgmma's way).
+  KTUNE_GEOMETRY_FN int p_terms() const { return fp8() || qk_wgmma ? 1 : 2; }
   KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
-  KTUNE_GEOMETRY_FN int p_bytes() const { return (qk_wgmma ? 1 : p_terms()) * p_term_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return p_terms() * p_term_bytes(); }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
   KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
 

@@ -16,14 +16,20 @@
 //   - O = P V on the matrix cores with V read transposed from the same tile, warps (wgmma:
 //     warpgroups) splitting the 512 value dims so that the fp32 accumulators of all rows fit the
 //     registers. That split is why P goes through shared memory: the warp that holds a key's
-//     scores is not the warp that needs them for its dims.
+//     scores is not the warp that needs them for its dims. wgmma computes O^T = V^T P^T instead:
+//     A, the operand that may come from registers, is V^T, which the warps convert to fp16 on its
+//     way (below), and P^T is the tile of P as Q K^T's B is the tile of K.
 // Number formats at the matrix cores (fp32 accumulation throughout):
-//   P V with a bf16 cache (MmaGeometry::p_terms() == 2): V in bf16 as the tile holds it, and P
-//     in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded), so
-//     two products per block: about 16 significant bits of P (one bf16 term, 2^-9, perturbs the
-//     softmax weights by more than the verification's absolute tolerance allows on short
+//   P V with a bf16 cache on mma.sync / MFMA (MmaGeometry::p_terms() == 2): V in bf16 as the tile
+//     holds it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded),
+//     so two products per block: about 16 significant bits of P (one bf16 term, 2^-9, perturbs
+//     the softmax weights by more than the verification's absolute tolerance allows on short
 //     contexts), and no instruction spent on V, where converting it to fp16 took a fifth of the
-//     instructions (results/nvidia-h200/profiles).
+//     instructions with 16 rows (results/nvidia-h200/profiles).
+//   P V with a bf16 cache on wgmma: P is one fp16 term, and V is converted to fp16 in registers
+//     (bf16x2_to_f16x2, three instructions a pair), exact where its values lie in fp16's normal
+//     range: each V element is converted once for 64 rows, where a second term of P would double
+//     the tensor cores' work on P V.
 //   P V with an fp8 cache in fp16: P is one fp16 term (2^-12 relative), and V is decoded to fp16
 //     in registers, exactly: an E4M3 code times a power of two is an fp16 value (Fp8ToF16, which
 //     the fp32 scales undo).
@@ -32,7 +38,8 @@
 //     normal range, 2^-14 .. 65504 (smaller ones lose bits they barely contribute, larger ones
 //     overflow; not scaled: a scaled query would round, and the scores' fp32 accuracy, which the
 //     lse check holds to 1e-4, would be lost).
-//   So with an fp8 cache the queries must stay below 65504 in magnitude.
+//   So with an fp8 cache the queries, and with a bf16 cache on wgmma the cache's first 512 dims
+//   (V), must stay below 65504 in magnitude; values under 2^-14 round to steps of 2^-24.
 #include "common/async_copy.hpp"
 #include "common/matrix_core.hpp"
 #include "common/prelude.hpp"
@@ -67,10 +74,11 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 
 // Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA) or 2 (Q K^T on wgmma, sm_90a; see
 // MmaGeometry::qk_wgmma). STAGES: slots in the ring (MmaGeometry::ring_keys).
-// Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). One CTA per compute unit (the
-// launch bounds' second argument): the ring fills shared memory, so a second CTA would not fit
-// anyway, and ptxas otherwise caps registers at 128 for 256 threads and spills (rows=16 keys=64
-// stages=5: 128 registers and 8 bytes of spills, against 172 and none).
+// Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). The launch bounds ask for one CTA
+// per compute unit, so that ptxas may give a thread up to 255 registers: at 256 threads it would
+// otherwise cap them at 128 and spill (rows=16 keys=64 stages=5: 128 registers and 8 bytes of
+// spills, against 172 and none). A second CTA still shares the unit where registers and shared
+// memory leave room (128 threads and a shallow ring: resident_blocks in tuner/kernels/targets.cpp).
 template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
 __global__ void __launch_bounds__(THREADS, 1)
     mla_decode_mma(const u16* __restrict__ q, const u8* __restrict__ kv_cache, const i32* __restrict__ block_table,
@@ -251,19 +259,30 @@ __global__ void __launch_bounds__(THREADS, 1)
       row_limit[qm][i] =
           row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end) : 0;
     }
+  // The O accumulators acc[mt][pb] and the rows they hold. mma.sync / MFMA: O = P V, each warp
+  // all m-tiles mt and PVB blocks of 16 dims from pv_dim0; the thread's O rows are its lane rows
+  // of each m-tile, slot mt * LR + i. wgmma: O^T = V^T P^T (accumulate_transposed), each
+  // warpgroup 256 dims from pv_dim0 in 4 products of 64 dims x 64 rows, block pb holding dims
+  // 64 (pb / 4) + 16 (warp % 4) + acc_row(e) and rows 16 (pb % 4) + acc_col(e): 16 rows a thread,
+  // slot 4 (pb % 4) + 2 (e / 4) + e % 2.
+  constexpr int O_SLOTS = WGMMA ? 16 : PMT * LR;
+  auto o_slot = [&](int mt, int pb, int e) {
+    return WGMMA ? 4 * (pb % 4) + 2 * (e >> 2) + (e & 1) : mt * LR + mc::row_slot(e);
+  };
+  auto o_row = [&](int slot) {  // the slot's row within the CTA
+    return WGMMA ? 16 * (slot / 4) + 8 * (slot / 2 % 2) + 2 * (lane % 4) + slot % 2
+                 : slot / LR * 16 + mc::lane_row(slot % LR);
+  };
+  const int pv_dim0 = (WGMMA ? warp / 4 : warp) * PVB * 16;
   // Running row maxima, kept by every thread for the rows it touches: its S rows (qk) and its O
-  // rows (pv: all m-tiles, or with wgmma its warpgroup's m-tile pv_m_tile(0)). Both come from the
-  // same shared reductions, so they agree.
-  float max_qk[QMT][LR], sum_qk[QMT][LR], max_pv[PMT][LR];
+  // rows. Both come from the same shared reductions, so they agree.
+  float max_qk[QMT][LR], sum_qk[QMT][LR], max_o[O_SLOTS];
 #pragma unroll
-  for (int i = 0; i < LR; ++i) {
+  for (int i = 0; i < LR; ++i)
 #pragma unroll
     for (int qm = 0; qm < QMT; ++qm) max_qk[qm][i] = neg_inf(), sum_qk[qm][i] = 0.f;
 #pragma unroll
-    for (int mt = 0; mt < PMT; ++mt) max_pv[mt][i] = neg_inf();
-  }
-  auto pv_m_tile = [&](int mt) { return WGMMA ? warp % 4 : mt; };
-  const int pv_dim0 = (WGMMA ? warp / 4 : warp) * PVB * 16;
+  for (int slot = 0; slot < O_SLOTS; ++slot) max_o[slot] = neg_inf();
   mc::Acc16 acc[PMT][PVB];
 #pragma unroll
   for (int mt = 0; mt < PMT; ++mt)
@@ -283,8 +302,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     // Where key k of tile t lies: row k % SLOT_KEYS of the ring slot that key_slot(k) returns.
     auto key_slot = [&](int k) -> u8* { return sRing + ((t * SLOTS + k / SLOT_KEYS) % STAGES) * STAGE_BYTES; };
     const int tile_start = k_begin + t * KEYS;
-    // P's second term: its own matrix, or with wgmma the tile's rope panel, free once Q K^T read it.
-    u8* const sP_lo = WGMMA ? key_slot(0) + Tile::offset(0, kValueDim * 2) : sP + G.p_term_bytes();
+    u8* const sP_lo = sP + G.p_term_bytes();  // P's second term (P_TERMS)
 
     // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
     // accumulators, summed at the end: see MmaGeometry::qk_chains).
@@ -431,35 +449,39 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     // The same new maxima for this thread's O rows: rescale the accumulators.
+    {
+      float alpha[O_SLOTS];
 #pragma unroll
-    for (int mt = 0; mt < PMT; ++mt) {
-      float alpha[LR];
-#pragma unroll
-      for (int i = 0; i < LR; ++i) {
-        const int r = pv_m_tile(mt) * 16 + mc::lane_row(i);
+      for (int slot = 0; slot < O_SLOTS; ++slot) {
         float tile_max = neg_inf();
 #pragma unroll
-        for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + r]);
-        const float new_max = fmaxf(max_pv[mt][i], tile_max);
-        alpha[i] = fast_exp2(max_pv[mt][i] - (new_max == neg_inf() ? 0.f : new_max));
-        max_pv[mt][i] = new_max;
+        for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + o_row(slot)]);
+        const float new_max = fmaxf(max_o[slot], tile_max);
+        alpha[slot] = fast_exp2(max_o[slot] - (new_max == neg_inf() ? 0.f : new_max));
+        max_o[slot] = new_max;
       }
 #pragma unroll
-      for (int pb = 0; pb < PVB; ++pb)
+      for (int mt = 0; mt < PMT; ++mt)
 #pragma unroll
-        for (int e = 0; e < mc::kLaneAcc; ++e) acc[mt][pb].v[e] *= alpha[mc::row_slot(e)];
+        for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+          for (int e = 0; e < mc::kLaneAcc; ++e) acc[mt][pb].v[e] *= alpha[o_slot(mt, pb, e)];
     }
     if constexpr (WGMMA) wg::proxy_fence();  // P, for the tensor cores' reads
     __syncthreads();                          // P complete
 
     // O += P V, V = the first 512 dims of the tile's rows; this warp's dims. m-tiles that hold
-    // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4. wgmma: this warpgroup's 256
-    // dims and all 64 rows.
+    // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4. wgmma: O^T += V^T P^T over
+    // this warpgroup's 256 dims and all 64 rows, V^T from registers (its bf16 pairs read
+    // transposed, as mma.sync's V operand, and converted to fp16), P^T as the tile of P.
     if constexpr (WGMMA) {
-      const u8* const terms[2] = {sP, sP_lo};
-      wg::start_accumulation<KEYS, G.p_stride(), Tile::kPanelBytes>(acc[0], terms,
-                                                                     key_slot(0) + Tile::offset(0, pv_dim0 * 2));
-      wg::finish_product(acc[0]);
+      const u8* const v = key_slot(0);
+      wg::accumulate_transposed<KEYS, G.p_stride()>(
+          acc[0],
+          [&](int step, int m, u32(&a)[4]) {
+            wg::load_transposed_f16<Tile>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
+          },
+          sP);
     } else {
 #pragma unroll
       for (int kb = 0; kb < KEYS / 16; ++kb) {
@@ -510,47 +532,46 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   // Epilogue: normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
   const int batch = static_cast<int>(gridDim.z);
-  const bool lse_warp = WGMMA ? warp < 4 : warp == 0;  // one warp per row
+  float inv[O_SLOTS];
 #pragma unroll
-  for (int mt = 0; mt < PMT; ++mt) {
-    float inv[LR], row_lse[LR];
+  for (int slot = 0; slot < O_SLOTS; ++slot) {
+    float sum = 0.f;
 #pragma unroll
-    for (int i = 0; i < LR; ++i) {
-      float sum = 0.f;
-#pragma unroll
-      for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + pv_m_tile(mt) * 16 + mc::lane_row(i)];
-      inv[i] = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
-      row_lse[i] = sum > 0.f ? (max_pv[mt][i] + log2f(sum)) * kLn2 : neg_inf();
+    for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + o_row(slot)];
+    inv[slot] = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
+    // One thread per row writes its lse: warp 0's lanes of the first column group (wgmma: of the
+    // first row group).
+    const int row = row0 + o_row(slot);
+    if (warp == 0 && (WGMMA ? lane < 4 : lane % mc::kRowLanes == 0) && row < rows_per_request) {
+      const float row_lse = sum > 0.f ? (max_o[slot] + log2f(sum)) * kLn2 : neg_inf();
+      const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
+      if (num_splits == 1) {
+        if (lse != nullptr) lse[out_row] = row_lse;
+      } else {
+        part_lse[static_cast<i64>(split) * batch * rows_per_request + out_row] = row_lse;
+      }
     }
+  }
+#pragma unroll
+  for (int mt = 0; mt < PMT; ++mt)
 #pragma unroll
     for (int pb = 0; pb < PVB; ++pb)
 #pragma unroll
       for (int e = 0; e < mc::kLaneAcc; ++e) {
-        const int row = row0 + pv_m_tile(mt) * 16 + mc::acc_row(e);
+        const int slot = o_slot(mt, pb, e);
+        const int row = row0 + o_row(slot);
         if (row >= rows_per_request) continue;
         const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
         // The fp8 path's P V step permutes the dims of two blocks (mc::pv8_dim).
-        const int dim = FP8 ? mc::pv8_dim(pv_dim0 + pb / 2 * 32, pb % 2, e) : pv_dim0 + pb * 16 + mc::acc_col(e);
-        const float x = acc[mt][pb].v[e] * inv[mc::row_slot(e)];
+        const int dim = WGMMA ? pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e)
+                        : FP8 ? mc::pv8_dim(pv_dim0 + pb / 2 * 32, pb % 2, e)
+                              : pv_dim0 + pb * 16 + mc::acc_col(e);
+        const float x = acc[mt][pb].v[e] * inv[slot];
         if (num_splits == 1)
           o[out_row * kValueDim + dim] = static_cast<u16>(float_to_bf16(x));
         else
           part_o[(static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim] = x;
       }
-    if (lse_warp && lane % mc::kRowLanes == 0) {
-#pragma unroll
-      for (int i = 0; i < LR; ++i) {
-        const int row = row0 + pv_m_tile(mt) * 16 + mc::lane_row(i);
-        if (row >= rows_per_request) continue;
-        const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
-        if (num_splits == 1) {
-          if (lse != nullptr) lse[out_row] = row_lse[i];
-        } else {
-          part_lse[static_cast<i64>(split) * batch * rows_per_request + out_row] = row_lse[i];
-        }
-      }
-    }
-  }
 }
 
 }  // namespace ktune

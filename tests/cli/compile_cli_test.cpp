@@ -52,6 +52,13 @@ TEST(CompileCli, CompilerErrorsFailTheCommandWithTheirLog) {
   EXPECT_TRUE(contains(r.output, "FAILED: heads=16 block_len=1 causal=0 kv_dtype=bf16")) << r.output;
   EXPECT_TRUE(contains(r.output, "planted by the cli test")) << "the compiler log must be shown: " << r.output;
   EXPECT_TRUE(contains(r.output, "failed to compile for gfx90a")) << r.output;
+
+  // The global option also works after the verb.
+  auto after = run_ktune("compile --kernel mla_decode --space smoke --arch gfx90a --no-cache --heads 16 --block-len 1 "
+                         "--causal 0 --kv-dtype bf16 --templates " + tmp.path() + "/templates",
+                         "");
+  EXPECT_NE(after.status, 0) << after.output;
+  EXPECT_TRUE(contains(after.output, "planted by the cli test")) << after.output;
 }
 
 TEST(CompileCli, BadSpacesAndFiltersAreNamed) {

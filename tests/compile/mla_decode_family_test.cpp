@@ -169,11 +169,11 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_EQ(g.pv_m_tiles(), 1);
   EXPECT_EQ(g.pv_blocks(), 16);
   EXPECT_EQ(g.accumulators(), 64 * 256 / 128);
-  // P is two bf16 terms, as on mma.sync, but wgmma's second term lies in the tile's rope panel,
-  // and its rows are unpadded (keys x 2 bytes, swizzled), so it takes less shared memory than
+  // P is one fp16 term on wgmma (V meets it converted to fp16), two bf16 terms on mma.sync, and
+  // wgmma's rows are unpadded (keys x 2 bytes, swizzled), so it takes less shared memory than
   // mma's P. (mma's 64-key tiles take 2 slots of 32 keys each: 4 slots hold wgmma's 2 tiles.)
   const auto mma = mma_geometry({64, 64, 256, 4, 0, kMathMma}, num::KvDtype::bf16, 32);
-  EXPECT_EQ(g.p_terms(), 2);
+  EXPECT_EQ(g.p_terms(), 1);
   EXPECT_EQ(mma.p_terms(), 2);
   EXPECT_EQ(g.p_bytes(), 64 * 64 * 2);
   EXPECT_EQ(g.shared_bytes() + 2 * 64 * 144 - 64 * 128, mma.shared_bytes());
