@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-02T18:59:39Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 1dbd6eb760ff81e5, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.qDC7x65fZn/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-02T22:37:16Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash dd8c09e95d0b4234, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.2z048wzjUs/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -144,30 +144,30 @@ inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 4,
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.33599990606308},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 84.82399955391884},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 102
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 123.34400042891502},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 198
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 190.41599333286285},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 314
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 298.5920011997223},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 428
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 577.2480070590973},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 544
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 58.85600112378597},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 40
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 101.61599889397621},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 124
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 177.7919977903366},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 222
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 279.4879972934723},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 342
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 383.4400027990341},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 457
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 756.415992975235},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 574
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 52.456000819802284},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 60
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 85.23999899625778},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 144
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 121.39200046658516},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 256
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 191.42399728298187},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 372
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 289.0720069408417},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 486
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 560.4960024356842},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 604
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 59.29600074887276},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 82
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 104.3040007352829},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 166
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 176.20799690485},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 280
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 280.12800216674805},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 400
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 383.15199315547943},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 515
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 756.6240131855011},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 632
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.583999931812286},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 84.88800004124641},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 102
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 130.91200590133667},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 198
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 189.4880011677742},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 314
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 278.56001257896423},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 428
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 548.6560165882111},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 546
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 57.575998827815056},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 40
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 101.1040024459362},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 124
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 176.89599841833115},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 222
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 282.1279913187027},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 342
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 387.12000846862793},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 457
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 761.7439925670624},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 574
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 52.25599929690361},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 60
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 84.73600074648857},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 144
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 130.49600273370743},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 256
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 188.52800130844116},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 372
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 268.95999908447266},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 486
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 540.224015712738},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 604
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 57.527998462319374},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 82
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 100.88000074028969},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 166
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 171.7439964413643},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 280
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 281.93598985671997},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 400
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 389.8399919271469},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 515
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 758.6399912834167},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 632
 };
 
 // sm_90a

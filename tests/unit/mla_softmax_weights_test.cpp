@@ -1,6 +1,7 @@
 // The number format of the softmax weights P in O = P V, against mla_decode's output tolerance:
 // why the matrix-core kernels feed P V two bf16 terms of P (or one fp16 term), and not the one
-// bf16 term that FlashMLA uses. Each format is emulated on the CPU the way the kernels compute
+// bf16 term that FlashMLA uses; and what one fp16 term costs a bf16 cache, whose values wgmma's
+// P V converts to fp16 (mla_decode_mma.hip, number formats): its range. Each format is emulated on the CPU the way the kernels compute
 // (fp32 scores in the exp2 domain, P = 2^(S - max) in fp32 and then rounded to the format, the row
 // sum of the unrounded P, fp32 accumulation, one bf16 rounding of the output) and compared with
 // the double reference exactly as DeviceInstance::verify compares a kernel's output.
@@ -40,14 +41,21 @@ float top_half(float x) {
 }
 float bf16_round(float x) { return num::bf16_to_f32(num::f32_to_bf16(x)); }
 
-// x in [0, 1] rounded to fp16, to nearest even: 11 significant bits down to 2^-14, then steps of
-// 2^-24.
+// x rounded to fp16, to nearest even, as the hardware conversion: 11 significant bits down to
+// 2^-14, then steps of 2^-24; from 65520 on (half a step past the largest, 65504), infinity.
 float fp16_round(float x) {
-  if (x < std::ldexp(1.f, -14)) return std::ldexp(std::nearbyint(std::ldexp(x, 24)), -24);
+  const float a = std::fabs(x);
+  if (a >= 65520.f) return std::copysign(INFINITY, x);
+  if (a < std::ldexp(1.f, -14)) return std::copysign(std::ldexp(std::nearbyint(std::ldexp(a, 24)), -24), x);
   int e = 0;
-  const float m = std::frexp(x, &e);
-  return std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11);
+  const float m = std::frexp(a, &e);
+  return std::copysign(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11), x);
 }
+
+enum class Values {
+  cached,  // V as the bf16 cache holds it (mma.sync, MFMA)
+  fp16,    // converted to fp16 (wgmma's P V)
+};
 
 float in_format(float p, Weights w) {
   switch (w) {
@@ -60,14 +68,17 @@ float in_format(float p, Weights w) {
   return p;
 }
 
-// The output [B, L, H, 512] of a bf16-cache problem with P in format w.
-std::vector<float> attend(const HostProblem& p, Weights w) {
+// The output [B, L, H, 512] of a bf16-cache problem with P in format w and V in format v.
+std::vector<float> attend(const HostProblem& p, Weights w, Values v = Values::cached) {
   constexpr float kLog2e = 1.4426950408889634f;
   const int rows = p.block_len * p.heads;
   const float score_scale = p.softmax_scale * p.kv_scale * kLog2e;
   std::vector<float> out(static_cast<size_t>(p.batch) * rows * kValueDim);
   for (int b = 0; b < p.batch; ++b) {
-    const std::vector<float> keys = request_keys(p, b);
+    std::vector<float> keys = request_keys(p, b);
+    if (v == Values::fp16)
+      for (size_t j = 0; j < keys.size() / kHeadDim; ++j)
+        for (int d = 0; d < kValueDim; ++d) keys[j * kHeadDim + d] = fp16_round(keys[j * kHeadDim + d]);
     for (int r = 0; r < rows; ++r) {
       const int visible = visible_keys(p, b, r / p.heads);
       const uint16_t* q = p.q.data() + (static_cast<size_t>(b) * rows + r) * kHeadDim;
@@ -94,8 +105,8 @@ std::vector<float> attend(const HostProblem& p, Weights w) {
   return out;
 }
 
-bool passes(const HostProblem& p, const Reference& ref, Weights w) {
-  return verify::compare("o", attend(p, w), ref.o, kOutputTolerance).ok;
+bool passes(const HostProblem& p, const Reference& ref, Weights w, Values v = Values::cached) {
+  return verify::compare("o", attend(p, w, v), ref.o, kOutputTolerance).ok;
 }
 
 // Two of mla_decode's verification shapes (DeviceInstance verifies every candidate on them): the
@@ -113,9 +124,29 @@ TEST(MlaDecodeSoftmaxWeights, TheOutputToleranceAcceptsTwoBf16TermsAndRejectsOne
       EXPECT_TRUE(passes(p, ref, Weights::fp32));
       EXPECT_TRUE(passes(p, ref, Weights::bf16_two_terms));
       EXPECT_TRUE(passes(p, ref, Weights::fp16));
+      EXPECT_TRUE(passes(p, ref, Weights::fp16, Values::fp16));  // wgmma's P V
       EXPECT_FALSE(passes(p, ref, Weights::bf16_rounded));
       EXPECT_FALSE(passes(p, ref, Weights::bf16_truncated));
     }
+}
+
+// wgmma's P V converts a bf16 cache's values to fp16: exact up to 65504, so the largest bf16
+// value below it (65280) passes, and the next one (65536) overflows to infinity and fails, where
+// the bf16 cache's own format (two bf16 terms of P against V as cached) holds both.
+TEST(MlaDecodeSoftmaxWeights, Fp16ValuesHoldABf16CacheBelow65504) {
+  const Key key{16, 1, true, num::KvDtype::bf16, 32};
+  for (const float big : {65280.f, 65536.f}) {
+    HostProblem p = make_problem(key, Shape{77, 16, 3, true}, 1);
+    // Value dim 5 of request 0's first key.
+    const size_t slot = static_cast<size_t>(p.block_table[0]) * p.page_size;
+    const uint16_t bits = num::f32_to_bf16(big);
+    ASSERT_EQ(num::bf16_to_f32(bits), big) << "a bf16 value";
+    std::memcpy(p.kv_cache.data() + slot * kHeadDim * 2 + 5 * 2, &bits, sizeof bits);
+    const Reference ref = reference(p);
+    SCOPED_TRACE(testing::Message() << "value " << big);
+    EXPECT_TRUE(passes(p, ref, Weights::bf16_two_terms));
+    EXPECT_EQ(passes(p, ref, Weights::fp16, Values::fp16), big < 65504.f);
+  }
 }
 
 // The format rounds where it should: the two terms hold 16 significant bits of P, one term 8.
@@ -131,6 +162,10 @@ TEST(MlaDecodeSoftmaxWeights, FormatsKeepTheirSignificantBits) {
   EXPECT_EQ(in_format(tie, Weights::fp16), tie);
   EXPECT_EQ(in_format(std::ldexp(1.f, -20), Weights::fp16), std::ldexp(1.f, -20)) << "fp16 subnormal, exact";
   EXPECT_EQ(fp16_round(1.f), 1.f);
+  EXPECT_EQ(fp16_round(-65504.f), -65504.f);
+  EXPECT_EQ(fp16_round(65519.f), 65504.f);
+  EXPECT_EQ(fp16_round(65520.f), INFINITY);
+  EXPECT_EQ(fp16_round(-3.f * std::ldexp(1.f, -26)), -std::ldexp(1.f, -24)) << "to the nearest fp16 subnormal";
 }
 
 }  // namespace
