@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# On the GPU machine, over a carried .devbin/ with main's build (scripts/device/pack.sh) and the
+# probe's (scripts/device/probes/build.sh mla_decode_fp8_page_runs, for its GPU tests): the probe
+# mla_decode_fp8_page_runs (fp8 slots inside one page copied as one contiguous run by all threads,
+# whole 128-byte lines per warp instruction, where 4 threads per key read 64 bytes of each of 8
+# rows). Its GPU tests first (page sizes 64 and 1536 take the new copies; the verification shapes
+# of `ktune bench` have pages of 1 and 16 and do not), then an A/B of main and the probe (through
+# `--templates`: the probe changes no host code) on issue 6's fp8 target shape.
+# Writes $OUT/fp8_page_runs_gpu_tests.log and $OUT/fp8_page_runs_ab.{md,jsonl}.
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+[ -x .devbin/probe/ktune_gpu_tests ] || { echo "fp8_page_runs: no .devbin/probe/ (build.sh first)" >&2; exit 1; }
+timeout 200 .devbin/probe/ktune_gpu_tests --gtest_color=no --gtest_filter='*MlaDecode*' \
+  >"$out/fp8_page_runs_gpu_tests.log" 2>&1
+echo "fp8_page_runs: probe GPU tests exit $?"; tail -n 3 "$out/fp8_page_runs_gpu_tests.log"
+
+probe=$(mktemp -d)
+cp -r templates "$probe/"
+patch -s -p1 -d "$probe" <scripts/device/probes/mla_decode_fp8_page_runs.patch || exit 1
+shape="--kernel mla_decode --heads 16 --block-len 1 --causal 1 --batch 128 --ctx 8192"
+cases=$probe/cases.txt
+{
+  for c in "fp8_e4m3fn|rows=16 keys=128 threads=256 stages=10 split=1 math=mma" \
+           "fp8_e4m3fn|rows=16 keys=64 threads=128 stages=4 split=2 math=mma" \
+           "fp8_e4m3fn|rows=16 keys=32 threads=128 stages=4 split=2 math=mma" \
+           "fp8_e4m3fnuz|rows=16 keys=128 threads=256 stages=10 split=1 math=mma"; do
+    dtype=${c%%|*} config=${c#*|}
+    echo "$dtype ${config// /,} main  | $shape --kv-dtype $dtype --config '$config'"
+    echo "$dtype ${config// /,} probe | $shape --kv-dtype $dtype --config '$config' --templates $probe/templates"
+  done
+} >"$cases"
+timeout 300 ./scripts/bench_ab.py "$cases" --rounds 3 --ktune "$KTUNE" --json-out "$out/fp8_page_runs_ab.jsonl" \
+  | tee "$out/fp8_page_runs_ab.md"
