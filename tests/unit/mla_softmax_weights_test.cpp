@@ -132,7 +132,7 @@ TEST(MlaDecodeSoftmaxWeights, TheOutputToleranceAcceptsTwoBf16TermsAndRejectsOne
 
 // wgmma's P V converts a bf16 cache's values to fp16: exact up to 65504, so the largest bf16
 // value below it (65280) passes, and the next one (65536) overflows to infinity and fails, where
-// the bf16 cache's own format (two bf16 terms of P against V as cached) holds both.
+// mma.sync's format (two bf16 terms of P against V as cached) holds both.
 TEST(MlaDecodeSoftmaxWeights, Fp16ValuesHoldABf16CacheBelow65504) {
   const Key key{16, 1, true, num::KvDtype::bf16, 32};
   for (const float big : {65280.f, 65536.f}) {
