@@ -9,17 +9,13 @@
 # Writes $OUT/fp8_page_runs_gpu_tests.log and $OUT/fp8_page_runs_ab.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+source scripts/device/probes/probe_env.sh
 [ -x .devbin/probe/ktune_gpu_tests ] || { echo "fp8_page_runs: no .devbin/probe/ (build.sh first)" >&2; exit 1; }
 timeout 200 .devbin/probe/ktune_gpu_tests --gtest_color=no --gtest_filter='*MlaDecode*' \
   >"$out/fp8_page_runs_gpu_tests.log" 2>&1
 echo "fp8_page_runs: probe GPU tests exit $?"; tail -n 3 "$out/fp8_page_runs_gpu_tests.log"
 
-probe=$(mktemp -d)
-cp -r templates "$probe/"
-patch -s -p1 -d "$probe" <scripts/device/probes/mla_decode_fp8_page_runs.patch || exit 1
+probe_templates mla_decode_fp8_page_runs || exit 1
 shape="--kernel mla_decode --heads 16 --block-len 1 --causal 1 --batch 128 --ctx 8192"
 cases=$probe/cases.txt
 {

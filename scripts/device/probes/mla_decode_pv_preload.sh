@@ -10,13 +10,9 @@
 # Writes $OUT/pv_preload_ab.{md,jsonl} and $OUT/ncu_{old,main}.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+source scripts/device/probes/probe_env.sh
 [ -d .devbin/old_templates/mla_decode ] || { echo "pv_preload: no .devbin/old_templates (see the header)" >&2; exit 1; }
-probe=$(mktemp -d)
-cp -r templates "$probe/"
-patch -s -p1 -d "$probe" <scripts/device/probes/mla_decode_pv_preload.patch || exit 1
+probe_templates mla_decode_pv_preload || exit 1
 
 b32="--kernel mla_decode --heads 16 --block-len 4 --causal 1 --kv-dtype bf16 --batch 32 --ctx 4096 --config 'rows=64 keys=32 threads=256 stages=4 split=2 math=wgmma'"
 b128="--kernel mla_decode --heads 16 --block-len 4 --causal 1 --kv-dtype bf16 --batch 128 --ctx 8192 --config 'rows=64 keys=64 threads=256 stages=2 split=1 math=wgmma'"
