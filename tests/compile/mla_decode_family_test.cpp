@@ -267,8 +267,7 @@ TEST(MlaDecodeFamily, MmaLaunchInfoMatchesTheKernelGeometry) {
   const Key fp8{16, 1, false, num::KvDtype::fp8_e4m3fn, 1};
   EXPECT_EQ(family().launch_info(to_params(fp8), to_params(Config{16, 64, 128, 6, 0, kMathMma})).shared_bytes,
             16 * 1152 + 6 * 32 * 640 + 16 * 144 + 4 * 16 * 4);
-  // wgmma's slot is its whole tile; P's first term is 64 rows of 64 keys x 2 bytes (the second
-  // lies in the tile).
+  // wgmma's slot is its whole tile; P is one fp16 term, 64 rows of 64 keys x 2 bytes.
   EXPECT_EQ(family().launch_info(to_params(bf16), to_params(Config{64, 64, 256, 2, 0, kMathWgmma})).shared_bytes,
             64 * 1152 + 2 * 64 * 1152 + 64 * 128 + 4 * 64 * 4);
   // The warp size changes the registers, not the shared memory that launch_info reports.

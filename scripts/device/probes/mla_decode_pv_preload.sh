@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main) that also holds
-# 4d1c635's templates in .devbin/old_templates (here: `mkdir -p .devbin/old_templates && git archive
-# 4d1c635 templates | tar -x --strip-components=1 -C .devbin/old_templates`): the probe
+# 4d1c635's templates in .devbin/old_templates (unpacked here as
+# scripts/bench_cases/mla_decode_fp16_p_ab.txt says): the probe
 # mla_decode_pv_preload (wgmma's P V loads and converts its first V^T fragments while Q K^T runs,
 # not after the P barrier). It changes no host code, so it runs through `ktune ... --templates`
 # over main's build: an A/B of 4d1c635 (two bf16 terms of P), main (one fp16 term) and the probe
