@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel qk_rope_cache --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 16 kernel(s), 0 gap(s)
-     run 1, started 2026-12-02T13:38:15Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 1bc5daf1bde92dc2, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.BAA2kPTAe0/qk_rope_cache.db --budget 90 --timeout 20
+     run 1, started 2026-12-03T03:55:47Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash c5fae0c7599629f4, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.HniwENGPIP/qk_rope_cache.db --budget 90 --timeout 20
 */
 #pragma once
 
@@ -157,13 +157,13 @@ struct ArchTable {
   std::size_t size;
 };
 
-inline constexpr const char* kNames0[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 0>"};
+inline constexpr const char* kNames0[] = {"ktune::qk_rope_cache<1, 4, 1, 128, 0, 1, 0>"};
 inline constexpr const char* kNames1[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 0>"};
-inline constexpr const char* kNames2[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 0>"};
-inline constexpr const char* kNames3[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 0>"};
-inline constexpr const char* kNames4[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 0>"};
-inline constexpr const char* kNames5[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1, 1, 0>"};
-inline constexpr const char* kNames6[] = {"ktune::unfused_rope<8, 128, 1>", "ktune::unfused_cache<8, 128, 1>", "ktune::unfused_concat<8, 128>"};
+inline constexpr const char* kNames2[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 0>"};
+inline constexpr const char* kNames3[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 0>"};
+inline constexpr const char* kNames4[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 0>"};
+inline constexpr const char* kNames5[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 0>"};
+inline constexpr const char* kNames6[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1, 1, 0>"};
 inline constexpr const char* kNames7[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 1>"};
 inline constexpr const char* kNames8[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 1>"};
 inline constexpr const char* kNames9[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 0, 1, 1>"};
@@ -173,22 +173,22 @@ inline constexpr const char* kNames12[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1
 inline constexpr const char* kNames13[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 1>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames0, 1, 128, 0, 2.903272821144624},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 33
-    {{Layout::token, 8, 1, 128, 0, 1}, kNames1, 1, 128, 0, 48.27199876308441},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 66
-    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames0, 1, 128, 0, 7.331999950110912},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 264
-    {{Layout::token, 8, 1, 256, 0, 1}, kNames2, 1, 256, 0, 341.68000519275665},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 290
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames3, 1, 128, 0, 2.9360000044107437},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 79
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames4, 1, 256, 0, 46.91999964416027},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 102
-    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames5, 1, 128, 0, 7.3640001937747},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 309
-    {{Layout::token, 8, 1, 128, 1, 0}, kNames6, 3, 128, 0, 341.0879969596863},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 331
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames7, 1, 128, 0, 3.038400039076805},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 118
-    {{Layout::token, 8, 1, 128, 0, 1}, kNames8, 1, 128, 0, 37.93600077430407},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 171
-    {{Layout::token_head, 8, 4, 128, 0, 1}, kNames9, 1, 128, 0, 6.599999964237213},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 379
-    {{Layout::token, 8, 1, 256, 0, 1}, kNames10, 1, 256, 0, 260.80000400543213},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 403
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames7, 1, 128, 0, 2.893333323299885},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 195
-    {{Layout::token, 8, 1, 128, 1, 1}, kNames11, 1, 128, 0, 38.50666681925456},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 219
-    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames12, 1, 128, 0, 6.510222123728858},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 421
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames13, 1, 256, 0, 264.3839865922928},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 449
+    {{Layout::token_head, 4, 1, 128, 0, 1}, kNames0, 1, 128, 0, 3.381333313882351},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 25
+    {{Layout::token, 8, 1, 128, 0, 1}, kNames1, 1, 128, 0, 47.84799925982952},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 65
+    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames2, 1, 128, 0, 7.296000141650438},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 264
+    {{Layout::token, 8, 1, 256, 0, 1}, kNames3, 1, 256, 0, 340.41599929332733},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 290
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames4, 1, 128, 0, 2.9013333842158318},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 79
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames5, 1, 256, 0, 47.05600067973137},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 102
+    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames6, 1, 128, 0, 7.335999980568886},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 309
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames5, 1, 256, 0, 340.2239978313446},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 335
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames7, 1, 128, 0, 3.001599945127964},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 118
+    {{Layout::token, 8, 1, 128, 0, 1}, kNames8, 1, 128, 0, 37.77599955598514},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 171
+    {{Layout::token_head, 8, 4, 128, 0, 1}, kNames9, 1, 128, 0, 6.624000146985054},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 379
+    {{Layout::token, 8, 1, 256, 0, 1}, kNames10, 1, 256, 0, 259.43998992443085},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 404
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames7, 1, 128, 0, 2.815999950353916},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 195
+    {{Layout::token, 8, 1, 128, 1, 1}, kNames11, 1, 128, 0, 38.256000727415085},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 222
+    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames12, 1, 128, 0, 6.619428417512349},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 421
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames13, 1, 256, 0, 261.53600215911865},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 449
 };
 
 // sm_90a
