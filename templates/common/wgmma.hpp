@@ -23,6 +23,13 @@
 //                            w of the group: rows 16 w .. 16 w + 15). The tensor cores work on it
 //                            while the warps go on with anything that leaves d alone ...
 //   finish_product(d)        ... until this, which waits for it
+//   start_accumulation<K, A_ROW_BYTES, B_PANEL_BYTES>(d, a, b)
+//                            issues d += A B in fp32 for one warpgroup, both operands in bf16
+//                            from shared memory: d 64 x 256 (16 mc::Acc16 blocks per warp, as
+//                            above), A = K dims of each term's 64 rows in KMajorRows<A_ROW_BYTES>
+//                            (a[0], a[1], .. : the products of all terms add up), B = K rows of
+//                            256 dims read transposed (N-major) from PanelRows panels B_PANEL_BYTES
+//                            apart, starting at b; finish_product waits for it
 //   load_transposed_f16<L>(a, base, row0, col0)
 //                            a = the A fragment (mma.sync m16n8k16 layout) of 16 x 16 of the
 //                            transpose of a bf16 matrix in layout L, rows row0 .., cols col0 ..,
@@ -83,6 +90,9 @@ namespace detail {
 //     row (a multiple of 8) and at a 16-dim step within the row (32 bytes); 8-row groups are
 //     8 ROW_BYTES apart (the stride dimension offset), the leading dimension offset is unused with
 //     swizzling (1), and the swizzle mode is the rows' (1: 128 bytes, 2: 64 bytes).
+//   n_major<PANEL_BYTES>: B read transposed from PanelRows: its K rows are the panel's rows (128
+//     bytes apart, 8-row groups 1024 apart: the stride dimension offset) and its N dims run 64 per
+//     panel, panels PANEL_BYTES apart (the leading dimension offset); 128-byte swizzle.
 struct Desc {
   u64 bits;
   __device__ __forceinline__ static u64 address(const void* smem) {
@@ -92,6 +102,11 @@ struct Desc {
   __device__ __forceinline__ static Desc k_major(const void* smem) {
     constexpr u64 mode = ROW_BYTES == 128 ? 1 : 2;
     return {address(smem) | (1ull << 16) | (static_cast<u64>(8 * ROW_BYTES >> 4) << 32) | (mode << 62)};
+  }
+  template <int PANEL_BYTES>
+  __device__ __forceinline__ static Desc n_major(const void* smem) {
+    return {address(smem) | (static_cast<u64>(PANEL_BYTES >> 4) << 16) | (static_cast<u64>(1024 >> 4) << 32) |
+            (1ull << 62)};
   }
   __device__ __forceinline__ Desc plus(u32 bytes) const { return {bits + (bytes >> 4)}; }
 };
@@ -146,6 +161,27 @@ __device__ __forceinline__ void mma_bf16<64>(mc::Acc16 (&d)[4], Desc a, Desc b, 
       : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
 
+// d (64 x 256, 16 mc::Acc16 blocks per warp) += A B in bf16, A K-major and B N-major (read
+// transposed), both from shared memory.
+__device__ __forceinline__ void mma_bf16_n_major256(mc::Acc16 (&d)[16], Desc a, Desc b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, 1, 1, 1, 0, 1;\n"
+      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3),
+        KTUNE_WG_ACC(4), KTUNE_WG_ACC(5), KTUNE_WG_ACC(6), KTUNE_WG_ACC(7),
+        KTUNE_WG_ACC(8), KTUNE_WG_ACC(9), KTUNE_WG_ACC(10), KTUNE_WG_ACC(11),
+        KTUNE_WG_ACC(12), KTUNE_WG_ACC(13), KTUNE_WG_ACC(14), KTUNE_WG_ACC(15)
+      : "l"(a.bits), "l"(b.bits));
+}
+
 // d (64 x 64, 4 mc::Acc16 blocks per warp) += A B in fp16 with A from registers: per warp, 16 of
 // the 64 rows x 16 k in the mma.sync m16n8k16 A layout (a[0]: row g, k 2c, 2c + 1; a[1]: row
 // g + 8; a[2], a[3]: the same rows at k + 8), and B K-major in shared memory.
@@ -184,6 +220,19 @@ __device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* 
     detail::mma_bf16<N>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
                         db.plus((step / 4) * PanelRows<B_ROWS>::kPanelBytes + within), step > 0);
   }
+  detail::commit();
+}
+
+template <int K, int A_ROW_BYTES, int B_PANEL_BYTES, int TERMS>
+__device__ __forceinline__ void start_accumulation(mc::Acc16 (&d)[16], const u8* const (&a)[TERMS], const u8* b) {
+  static_assert(K % 16 == 0 && K * 2 <= A_ROW_BYTES, "steps of 16 within an A row");
+  const detail::Desc db = detail::Desc::n_major<B_PANEL_BYTES>(b);
+  detail::fence();  // d was rescaled by ordinary instructions since the last product
+#pragma unroll
+  for (int step = 0; step < K / 16; ++step)
+#pragma unroll
+    for (int term = 0; term < TERMS; ++term)  // 16 rows of B = 2 groups of 8: 2048 bytes
+      detail::mma_bf16_n_major256(d, detail::Desc::k_major<A_ROW_BYTES>(a[term]).plus(step * 32), db.plus(step * 2048));
   detail::commit();
 }
 
@@ -244,6 +293,10 @@ struct Unavailable {
 template <int N, int DIMS, int A_ROWS, int B_ROWS>
 __device__ void start_product(mc::Acc16 (&)[N / 16], const u8*, const u8*) {
   static_assert(Unavailable<N>::kValue, "wgmma is sm_90a's (math=wgmma is pruned for other targets)");
+}
+template <int K, int A_ROW_BYTES, int B_PANEL_BYTES, int TERMS>
+__device__ void start_accumulation(mc::Acc16 (&)[16], const u8* const (&)[TERMS], const u8*) {
+  static_assert(Unavailable<K>::kValue, "wgmma is sm_90a's");
 }
 template <int BLOCKS>
 __device__ void finish_product(mc::Acc16 (&)[BLOCKS]) {

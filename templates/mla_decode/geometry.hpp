@@ -133,8 +133,12 @@ struct Geometry {
 //   O = P V: warps split the 512 value dims (pv_blocks blocks of 16 each) and every warp covers all
 //     rows, so that 16 rows x 512 dims of fp32 accumulators spread over the whole block. P crosses
 //     from the key-split to the dim-split layout through shared memory. With qk_wgmma, each
-//     warpgroup takes 256 dims as O^T = V^T P^T, four products of 64 dims x 64 rows per 16 keys
-//     (pv_m_tiles: 1, the same 16 blocks a warp), V^T from registers and P^T from shared memory.
+//     warpgroup takes 256 dims (pv_m_tiles: 1, 16 blocks a warp) in one of two forms: O^T = V^T
+//     P^T, four products of 64 dims x 64 rows per 16 keys, V^T from registers in fp16 and P^T from
+//     shared memory (math = "wgmma"); or with pv_ss, O = P V, one product of 64 rows x 256 dims
+//     per 16 keys and term of P, both read from shared memory (math = "wgmma_ss"; its warp w holds
+//     m-tile w % 4). The first halves the products, the second spends no instruction on V; which
+//     pays depends on the rows and keys (results/nvidia-h200/mla_decode_fp16_p_b32_ab.md).
 // Shared memory does not depend on the warp size (launch_info has no target); registers do.
 struct MmaGeometry {
   int rows;      // query rows per CTA, a multiple of 16
@@ -143,7 +147,8 @@ struct MmaGeometry {
   int stages;    // slots of the shared-memory ring (ring_keys() keys each), 2 tiles' worth or more
   int kv_dtype;
   int warp;      // 32 (NVIDIA) or 64 (AMD CDNA)
-  int qk_wgmma;  // 1: Q K^T on wgmma (math = "wgmma"), 0: on mma.sync / MFMA (math = "mma")
+  int qk_wgmma;  // 1: Q K^T on wgmma (math = "wgmma" or "wgmma_ss"), 0: on mma.sync / MFMA (math = "mma")
+  int pv_ss;     // with qk_wgmma, 1: P V's operands both from shared memory (math = "wgmma_ss")
 
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
   KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
@@ -184,7 +189,9 @@ struct MmaGeometry {
   // as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
   // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (one 16-bit matrix
   // per term) has rows padded by 16 bytes; for wgmma, rows of keys x 2 bytes in wgmma's swizzle
-  // (wg::KMajorRows). Then one fp32 per (key block, row) for the cross-warp row reductions.
+  // (wg::KMajorRows), and only the first term has its own: wgmma_ss's second goes into the tile's
+  // rope panel (dims 512 .. 575, keys x 128 bytes, as many), which Q K^T has read and P V does not.
+  // Then one fp32 per (key block, row) for the cross-warp row reductions.
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
@@ -201,10 +208,10 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int p_stride() const { return qk_wgmma ? keys * 2 : keys * 2 + 16; }
   // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V, one
   // fp16 term where it meets fp16 V (decoded fp8, or bf16 converted on wgmma's way).
-  KTUNE_GEOMETRY_FN int p_terms() const { return fp8() || qk_wgmma ? 1 : 2; }
+  KTUNE_GEOMETRY_FN int p_terms() const { return fp8() || (qk_wgmma && !pv_ss) ? 1 : 2; }
   KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
-  KTUNE_GEOMETRY_FN int p_bytes() const { return p_terms() * p_term_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return (qk_wgmma ? 1 : p_terms()) * p_term_bytes(); }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
   KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
 
@@ -244,9 +251,10 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
   // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two
   // warpgroups, bf16 operands. (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152
-  // and keys x 1152 bytes are multiples of 1024 for these sizes.)
+  // and keys x 1152 bytes are multiples of 1024 for these sizes.) pv_ss is a form of wgmma's P V.
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
-    return !qk_wgmma || (rows == kWgmmaRows && threads == kWgmmaThreads && warp == 32 && wgmma_keys(keys) && !fp8());
+    return qk_wgmma ? rows == kWgmmaRows && threads == kWgmmaThreads && warp == 32 && wgmma_keys(keys) && !fp8()
+                    : !pv_ss;
   }
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }
 };

@@ -9,18 +9,20 @@
 //     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
 //     to the matrix cores, as K (all 576 dims) and as V (the first 512);
 //   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; or, with
-//     MATH = 2 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), the first warpgroup
+//     MATH = 2 or 3 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), the first warpgroup
 //     over the whole tile, q and K read by the tensor cores from panels of 64 dims; online
 //     softmax in registers on the S accumulators, with the row maxima (and, once at the end, the
 //     row sums) reduced across warps through shared memory;
 //   - O = P V on the matrix cores with V read transposed from the same tile, warps (wgmma:
 //     warpgroups) splitting the 512 value dims so that the fp32 accumulators of all rows fit the
 //     registers. That split is why P goes through shared memory: the warp that holds a key's
-//     scores is not the warp that needs them for its dims. wgmma computes O^T = V^T P^T instead:
-//     A, the operand that may come from registers, is V^T, which the warps convert to fp16 on its
-//     way (below), and P^T is the tile of P as Q K^T's B is the tile of K.
+//     scores is not the warp that needs them for its dims. wgmma (MATH = 2) computes O^T = V^T P^T
+//     instead: A, the operand that may come from registers, is V^T, which the warps convert to
+//     fp16 on its way (below), and P^T is the tile of P as Q K^T's B is the tile of K. wgmma_ss
+//     (MATH = 3) computes O = P V with both operands read from shared memory by the tensor cores,
+//     V transposed from the tile's panels.
 // Number formats at the matrix cores (fp32 accumulation throughout):
-//   P V with a bf16 cache on mma.sync / MFMA (MmaGeometry::p_terms() == 2): V in bf16 as the tile
+//   P V with a bf16 cache on mma.sync / MFMA and wgmma_ss (MmaGeometry::p_terms() == 2): V in bf16 as the tile
 //     holds it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded),
 //     so two products per block: about 16 significant bits of P (one bf16 term, 2^-9, perturbs
 //     the softmax weights by more than the verification's absolute tolerance allows on short
@@ -29,7 +31,8 @@
 //   P V with a bf16 cache on wgmma: P is one fp16 term, and V is converted to fp16 in registers
 //     (bf16x2_to_f16x2, three instructions a pair), exact where its values lie in fp16's normal
 //     range: each V element is converted once for 64 rows, where a second term of P would double
-//     the tensor cores' work on P V.
+//     the tensor cores' work on P V (wgmma_ss pays that instead: with few rows a tile, the
+//     conversion's instructions cost more than the product).
 //   P V with an fp8 cache in fp16: P is one fp16 term (2^-12 relative), and V is decoded to fp16
 //     in registers, exactly: an E4M3 code times a power of two is an fp16 value (Fp8ToF16, which
 //     the fp32 scales undo).
@@ -72,8 +75,8 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 
 }  // namespace mla_detail
 
-// Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA) or 2 (Q K^T on wgmma, sm_90a; see
-// MmaGeometry::qk_wgmma). STAGES: slots in the ring (MmaGeometry::ring_keys).
+// Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA), 2 or 3 (Q K^T and P V on wgmma, sm_90a,
+// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss). STAGES: slots in the ring (MmaGeometry::ring_keys).
 // Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). The launch bounds ask for one CTA
 // per compute unit, so that ptxas may give a thread up to 255 registers: at 256 threads it would
 // otherwise cap them at 128 and spill (rows=16 keys=64 stages=5: 128 registers and 8 bytes of
@@ -87,9 +90,11 @@ __global__ void __launch_bounds__(THREADS, 1)
                    int heads, int block_len, int max_pages, int page_size, int num_splits) {
   using namespace mla_tile;
   using namespace mla_detail;
-  static_assert(MATH == 1 || MATH == 2, "mla_decode_mma is the matrix-core path (MATH = 1 or 2)");
-  constexpr bool WGMMA = MATH == 2;
-  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA};
+  static_assert(MATH >= 1 && MATH <= 3, "mla_decode_mma is the matrix-core path (MATH = 1, 2 or 3)");
+  constexpr bool WGMMA = MATH >= 2;
+  constexpr bool PV_SS = MATH == 3;            // wgmma's O = P V, both operands in shared memory
+  constexpr bool PV_RS = WGMMA && !PV_SS;      // wgmma's O^T = V^T P^T, V^T from registers
+  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA, PV_SS};
   static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES do not tile (see MmaGeometry::valid)");
   constexpr int MT = G.m_tiles();
   constexpr int PMT = G.pv_m_tiles();
@@ -261,17 +266,17 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   // The O accumulators acc[mt][pb] and the rows they hold. mma.sync / MFMA: O = P V, each warp
   // all m-tiles mt and PVB blocks of 16 dims from pv_dim0; the thread's O rows are its lane rows
-  // of each m-tile, slot mt * LR + i. wgmma: O^T = V^T P^T (accumulate_transposed), each
-  // warpgroup 256 dims from pv_dim0 in 4 products of 64 dims x 64 rows, block pb holding dims
-  // 64 (pb / 4) + 16 (warp % 4) + acc_row(e) and rows 16 (pb % 4) + acc_col(e): 16 rows a thread,
-  // slot 4 (pb % 4) + 2 (e / 4) + e % 2.
-  constexpr int O_SLOTS = WGMMA ? 16 : PMT * LR;
+  // of each m-tile, slot mt * LR + i. wgmma_ss: the same with one m-tile, warp % 4. wgmma:
+  // O^T = V^T P^T (accumulate_transposed), each warpgroup 256 dims from pv_dim0 in 4 products of
+  // 64 dims x 64 rows, block pb holding dims 64 (pb / 4) + 16 (warp % 4) + acc_row(e) and rows
+  // 16 (pb % 4) + acc_col(e): 16 rows a thread, slot 4 (pb % 4) + 2 (e / 4) + e % 2.
+  constexpr int O_SLOTS = PV_RS ? 16 : PMT * LR;
   auto o_slot = [&](int mt, int pb, int e) {
-    return WGMMA ? 4 * (pb % 4) + 2 * (e >> 2) + (e & 1) : mt * LR + mc::row_slot(e);
+    return PV_RS ? 4 * (pb % 4) + 2 * (e >> 2) + (e & 1) : mt * LR + mc::row_slot(e);
   };
   auto o_row = [&](int slot) {  // the slot's row within the CTA
-    return WGMMA ? 16 * (slot / 4) + 8 * (slot / 2 % 2) + 2 * (lane % 4) + slot % 2
-                 : slot / LR * 16 + mc::lane_row(slot % LR);
+    return PV_RS ? 16 * (slot / 4) + 8 * (slot / 2 % 2) + 2 * (lane % 4) + slot % 2
+                 : (PV_SS ? warp % 4 : slot / LR) * 16 + mc::lane_row(slot % LR);
   };
   const int pv_dim0 = (WGMMA ? warp / 4 : warp) * PVB * 16;
   // Running row maxima, kept by every thread for the rows it touches: its S rows (qk) and its O
@@ -302,7 +307,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     // Where key k of tile t lies: row k % SLOT_KEYS of the ring slot that key_slot(k) returns.
     auto key_slot = [&](int k) -> u8* { return sRing + ((t * SLOTS + k / SLOT_KEYS) % STAGES) * STAGE_BYTES; };
     const int tile_start = k_begin + t * KEYS;
-    u8* const sP_lo = sP + G.p_term_bytes();  // P's second term (P_TERMS)
+    // P's second term (P_TERMS): its own matrix, or with wgmma_ss the tile's rope panel, free once
+    // Q K^T read it.
+    u8* const sP_lo = WGMMA ? key_slot(0) + Tile::offset(0, kValueDim * 2) : sP + G.p_term_bytes();
 
     // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
     // accumulators, summed at the end: see MmaGeometry::qk_chains).
@@ -474,7 +481,13 @@ __global__ void __launch_bounds__(THREADS, 1)
     // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4. wgmma: O^T += V^T P^T over
     // this warpgroup's 256 dims and all 64 rows, V^T from registers (its bf16 pairs read
     // transposed, as mma.sync's V operand, and converted to fp16), P^T as the tile of P.
-    if constexpr (WGMMA) {
+    // wgmma_ss: O += P V over the same, P's two terms and V (N-major) from shared memory.
+    if constexpr (PV_SS) {
+      const u8* const terms[2] = {sP, sP_lo};
+      wg::start_accumulation<KEYS, G.p_stride(), Tile::kPanelBytes>(acc[0], terms,
+                                                                     key_slot(0) + Tile::offset(0, pv_dim0 * 2));
+      wg::finish_product(acc[0]);
+    } else if constexpr (WGMMA) {
       const u8* const v = key_slot(0);
       wg::accumulate_transposed<KEYS, G.p_stride()>(
           acc[0],
@@ -539,10 +552,11 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
     for (int w = 0; w < QKW; ++w) sum += sReduce[w * ROWS + o_row(slot)];
     inv[slot] = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
-    // One thread per row writes its lse: warp 0's lanes of the first column group (wgmma: of the
-    // first row group).
+    // One thread per row writes its lse: the first column group's lanes of warp 0 (wgmma_ss: of
+    // warps 0 to 3, one m-tile each; wgmma: warp 0's lanes of the first row group).
     const int row = row0 + o_row(slot);
-    if (warp == 0 && (WGMMA ? lane < 4 : lane % mc::kRowLanes == 0) && row < rows_per_request) {
+    const bool lse_thread = PV_RS ? warp == 0 && lane < 4 : warp < (PV_SS ? 4 : 1) && lane % mc::kRowLanes == 0;
+    if (lse_thread && row < rows_per_request) {
       const float row_lse = sum > 0.f ? (max_o[slot] + log2f(sum)) * kLn2 : neg_inf();
       const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
       if (num_splits == 1) {
@@ -563,7 +577,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (row >= rows_per_request) continue;
         const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
         // The fp8 path's P V step permutes the dims of two blocks (mc::pv8_dim).
-        const int dim = WGMMA ? pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e)
+        const int dim = PV_RS ? pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e)
                         : FP8 ? mc::pv8_dim(pv_dim0 + pb / 2 * 32, pb % 2, e)
                               : pv_dim0 + pb * 16 + mc::acc_col(e);
         const float x = acc[mt][pb].v[e] * inv[slot];

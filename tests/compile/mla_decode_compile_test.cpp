@@ -67,7 +67,7 @@ std::string math_argument(const std::string& name) {
 // wait; elsewhere it serializes them or injects waits, and says so in its verbose report (codes
 // C75xx, "Potential Performance Loss"). On the H200 a form of the kernel that ptxas serialized ran
 // h128_l1_bf16 in 1172 us against 902 (results/nvidia-h200/profiles/mla_decode_wgmma_pv_stalls.md).
-// Every wgmma instance of the default space is checked; the check fails on a planted read of the
+// Every wgmma and wgmma_ss instance of the default space is checked; the check fails on a planted read of the
 // Q K^T accumulators before their wait.
 std::string ptxas_performance_notes(const std::string& source, const std::vector<std::string>& names) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
@@ -85,7 +85,8 @@ TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
     GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
   std::vector<std::string> wgmma;
   for (const std::string& n : compile_test::feasible_instances(family(), "default", "sm_90a"))
-    if (n.rfind("ktune::mla_decode_mma<", 0) == 0 && math_argument(n) == "2") wgmma.push_back(n);
+    if (n.rfind("ktune::mla_decode_mma<", 0) == 0 && (math_argument(n) == "2" || math_argument(n) == "3"))
+      wgmma.push_back(n);
   ASSERT_FALSE(wgmma.empty()) << "the default space has no wgmma instance";
   const std::string source = jit::render(family().template_file());
   EXPECT_EQ(ptxas_performance_notes(source, wgmma), "");

@@ -139,7 +139,11 @@ TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
   EXPECT_EQ(main_kernel_name({64, 32, 256, 4, 0, kMathWgmma}, num::KvDtype::bf16, true, 0),
             "ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>");
   EXPECT_EQ(config_fields()[5].format(kMathWgmma), "wgmma");
-  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 3})), Error) << "math=3 is no path";
+  // wgmma_ss: the same kernel with P V's operands both from shared memory (MATH = 3).
+  EXPECT_EQ(main_kernel_name({64, 64, 256, 2, 0, kMathWgmmaSs}, num::KvDtype::bf16, false, 0),
+            "ktune::mla_decode_mma<64, 64, 256, 2, 3, 0, 0, 0>");
+  EXPECT_EQ(config_fields()[5].format(kMathWgmmaSs), "wgmma_ss");
+  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 4})), Error) << "math=4 is no path";
 }
 
 TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
@@ -156,6 +160,16 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_THAT(why_not(h16, {64, 16, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("32 or 64"));
   EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   EXPECT_THAT(why_not(h16, {64, 32, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 4 slots"));
+  // wgmma_ss has wgmma's limits, and its reasons name it.
+  EXPECT_EQ(why_not(h16, {64, 64, 256, 2, 0, kMathWgmmaSs}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h16, {64, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h16, {64, 32, 256, 4, 0, kMathWgmmaSs}, "gfx90a").value_or(""),
+              HasSubstr("math=wgmma_ss needs sm_90a"));
+  EXPECT_THAT(why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a")
+                  .value_or(""),
+              HasSubstr("math=wgmma_ss reads K as the cache holds it"));
+  EXPECT_THAT(why_not(h16, {32, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a").value_or(""), HasSubstr("64 rows"));
+  EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmmaSs}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   // The first warpgroup takes Q K^T over all keys and all 64 rows (warp w holds m-tile w); in
   // P V each warpgroup takes 256 dims, warp w holding m-tile w % 4.
   const auto g = mma_geometry({64, 64, 256, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
@@ -177,6 +191,19 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_EQ(mma.p_terms(), 2);
   EXPECT_EQ(g.p_bytes(), 64 * 64 * 2);
   EXPECT_EQ(g.shared_bytes() + 2 * 64 * 144 - 64 * 128, mma.shared_bytes());
+  // wgmma_ss: P as two bf16 terms, the second in the tile's rope panel (64 keys x 128 bytes, as
+  // many as a term of 64 rows x 64 keys x 2 bytes), so it takes wgmma's shared memory.
+  const auto ss = mma_geometry({64, 64, 256, 2, 0, kMathWgmmaSs}, num::KvDtype::bf16, 32);
+  EXPECT_TRUE(ss.valid());
+  EXPECT_EQ(ss.p_terms(), 2);
+  EXPECT_EQ(ss.p_bytes(), 64 * 64 * 2);
+  EXPECT_EQ(ss.shared_bytes(), g.shared_bytes());
+  EXPECT_EQ(ss.pv_m_tiles(), 1);
+  EXPECT_EQ(ss.accumulators(), g.accumulators());
+  // pv_ss is a form of wgmma's P V: without qk_wgmma the geometry is invalid.
+  mla_tile::MmaGeometry no_wgmma = mma;
+  no_wgmma.pv_ss = 1;
+  EXPECT_FALSE(no_wgmma.valid());
 }
 
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {

@@ -3,7 +3,7 @@
 // off-by-one in the mask is rejected, unwritten outputs are caught; plus the paths the
 // correctness sweep does not take (rotated input copies, the family's own instances and split
 // policy, a timing-size launch). Every control runs for every math path (SIMT, matrix cores, and
-// on sm_90a wgmma, whose cases take the bf16 cache where they name another).
+// on sm_90a wgmma and wgmma_ss, whose cases take the bf16 cache where they name another).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -26,6 +26,7 @@ constexpr MathConfigs kMathConfigs[] = {
     {"simt", {16, 16, 256, 1, 0, kMathSimt}, {16, 32, 256, 1, 1, kMathSimt}},
     {"mma", {16, 16, 64, 3, 0, kMathMma}, {16, 32, 128, 4, 1, kMathMma}},
     {"wgmma", {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 1, kMathWgmma}, true},
+    {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, true},
 };
 // Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
 constexpr Shape kShape{77, 16, 3, true};

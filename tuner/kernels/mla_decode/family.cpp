@@ -109,22 +109,24 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
 
 // Hopper's warpgroup products (wgmma) take 64 rows per product and read their operands from
 // shared memory as they lie; the kernel gives the first warpgroup Q K^T over a whole tile and each
-// warpgroup P V over half of the 512 value dims.
+// warpgroup P V over half of the 512 value dims (both forms of P V, wgmma and wgmma_ss).
 std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  const std::string math = math_name(c);
   if (!target.warpgroup_mma)
-    return fmt::format("math=wgmma needs sm_90a's warpgroup products, which {} lacks", target.arch);
+    return fmt::format("math={} needs sm_90a's warpgroup products, which {} lacks", math, target.arch);
   if (kv_dtype != num::KvDtype::bf16)
-    return std::string("math=wgmma reads K as the cache holds it, so bf16 only (fp8 caches are decoded in registers "
-                       "by math=mma)");
+    return fmt::format("math={} reads K as the cache holds it, so bf16 only (fp8 caches are decoded in registers "
+                       "by math=mma)",
+                       math);
   if (c.rows != mla_tile::kWgmmaRows)
-    return fmt::format("rows={}: math=wgmma's products have {} rows", c.rows, mla_tile::kWgmmaRows);
+    return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
   if (c.threads != mla_tile::kWgmmaThreads)
-    return fmt::format("threads={}: math=wgmma runs two warpgroups ({} threads)", c.threads, mla_tile::kWgmmaThreads);
-  if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math=wgmma takes 32 or 64 keys per tile", c.keys);
+    return fmt::format("threads={}: math={} runs two warpgroups ({} threads)", c.threads, math, mla_tile::kWgmmaThreads);
+  if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math={} takes 32 or 64 keys per tile", c.keys, math);
   return std::nullopt;
 }
 
-// The matrix-core kernel's limits, for math=mma and math=wgmma (named in the reasons).
+// The matrix-core kernel's limits, for math=mma, wgmma and wgmma_ss (named in the reasons).
 std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   const std::string math = math_name(c);
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
@@ -165,7 +167,7 @@ class MlaDecodeFamily final : public Family {
     const int rows_needed = k.heads * k.block_len;
     const int useful_tile = std::max(16, static_cast<int>(std::bit_ceil(static_cast<unsigned>(rows_needed))));
     // (wgmma's products have 64 rows whatever the key needs: its padding is the price of the path.)
-    if (c.rows > useful_tile && c.math != kMathWgmma)
+    if (c.rows > useful_tile && !is_wgmma(c.math))
       return fmt::format("rows={} for H x L = {} rows: more than half of every CTA would be padding", c.rows,
                          rows_needed);
     return std::nullopt;
@@ -209,7 +211,7 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
   // 128-key tiles exist for the matrix-core kernel's fp8 rings (80 KiB a tile: two fit, with all
   // eight warps of a CTA in Q K^T); the SIMT kernel keeps the tiles its tests cover.
   if (c.keys == 128 && c.math != kMathMma) return std::string("keys=128 is math=mma's (simt has 16, 32 or 64)");
-  if (c.math == kMathWgmma)
+  if (is_wgmma(c.math))
     if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;
   if (!one_of(c.threads, {64, 128, 256, 512})) return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
   if (c.threads % target.warp_size != 0)

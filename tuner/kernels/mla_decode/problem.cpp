@@ -20,19 +20,20 @@ const std::vector<FieldSpec>& key_fields() {
 const std::vector<FieldSpec>& config_fields() {
   static const std::vector<FieldSpec> fields = {
       {"rows", "query rows (head x token) per CTA: 16, 32, 64 or 128", 16, 128},
-      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma: 32 or 64)", 16, 128},
+      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64)", 16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
       {"stages",
-       fmt::format("simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma: slots of the ring of "
+       fmt::format("simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of "
                    "KV tiles (up to {}; a slot holds a tile, or {} keys of a longer mma tile; two tiles' worth at "
                    "least)",
                    mla_tile::kMaxRingSlots, mla_tile::kRingSlotKeys),
        1, mla_tile::kMaxRingSlots},
       {"split", "split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer", 0, 8},
       {"math",
-       "math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD) or wgmma (mma with "
-       "Q K^T on Hopper's warpgroup products, sm_90a)",
-       0, 2, {"simt", "mma", "wgmma"}},
+       "math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V "
+       "on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or "
+       "wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms)",
+       0, 3, {"simt", "mma", "wgmma", "wgmma_ss"}},
   };
   return fields;
 }

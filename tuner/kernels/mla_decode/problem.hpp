@@ -28,16 +28,19 @@ struct Config {
   int rows = 0;     // query rows (h, l pairs) per CTA
   int keys = 0;     // keys per KV tile
   int threads = 0;  // threads per CTA (a vendor-neutral knob: the warp size differs)
-  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma: ring slots (MmaGeometry::ring_keys)
+  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma(_ss): ring slots (MmaGeometry::ring_keys)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
-  int math = 0;     // kMathSimt, kMathMma or kMathWgmma
+  int math = 0;     // kMathSimt, kMathMma, kMathWgmma or kMathWgmmaSs
 };
 
 // Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma); wgmma
-// is mla_decode_mma with Q K^T on Hopper's warpgroup products (sm_90a only).
+// and wgmma_ss are mla_decode_mma with Q K^T and P V on Hopper's warpgroup products (sm_90a only),
+// P V as O^T = V^T P^T with V^T from registers (wgmma) or O = P V from shared memory (wgmma_ss).
 inline constexpr int kMathSimt = 0;
 inline constexpr int kMathMma = 1;
 inline constexpr int kMathWgmma = 2;
+inline constexpr int kMathWgmmaSs = 3;
+constexpr bool is_wgmma(int math) noexcept { return math == kMathWgmma || math == kMathWgmmaSs; }
 
 // A run-time shape beyond the key.
 struct Shape {
