@@ -91,6 +91,7 @@ void run(const SweepCliOptions& o) {
              s.compile_error, s.fault, s.timeout, s.gaps, s.infeasible, s.already_done,
              s.not_started ? fmt::format("; {} not started (budget)", s.not_started) : "", s.workers_started,
              sweep::Progress::format_duration(s.seconds), o.db);
+  fmt::print("{}\n", sweep::describe_time(s));
   if (s.memory_start.rss_bytes > 0) {
     const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const auto &a = s.memory_start, &b = s.memory_end;

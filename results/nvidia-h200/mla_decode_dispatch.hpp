@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-03T04:28:23Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 4bb95d595e2cb9f0, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.a7qRfh7TWC/mla_decode.db --budget 90 --timeout 20
+     run 1, started 2026-12-03T07:07:58Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash da2b21fadc24c88c, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.dHW5sW6YTx/mla_decode.db --budget 90 --timeout 20
 */
 #pragma once
 
@@ -147,30 +147,30 @@ inline constexpr const char* kNames8[] = {"ktune::mla_decode_mma<16, 32, 128, 4,
 inline constexpr const char* kNames9[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.31199972331524},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 83.83999764919281},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 106
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames1, 2, 256, 225792, 123.80800023674965},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 208
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames1, 2, 256, 225792, 189.27999585866928},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 328
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames2, 2, 256, 225792, 273.6480087041855},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 444
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames2, 2, 256, 225792, 557.200014591217},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 567
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 57.40800127387047},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 42
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 100.28799995779991},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 130
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 175.7119968533516},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 232
-    {{64, 32, 256, 7, 2, Math::mma}, kNames4, 2, 256, 222720, 281.375989317894},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 356
-    {{64, 32, 256, 7, 0, Math::mma}, kNames4, 2, 256, 222720, 385.6800049543381},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 0, Math::mma}, kNames4, 2, 256, 222720, 755.3919851779938},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 595
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 52.92000062763691},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 62
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 84.48800072073936},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 150
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames6, 2, 256, 225792, 122.0959983766079},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 268
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames6, 2, 256, 225792, 187.69600242376328},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 388
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames7, 2, 256, 225792, 270.1759934425354},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames7, 2, 256, 225792, 546.8159914016724},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 627
-    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 57.52800032496452},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 86
-    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 100.51199793815613},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 174
-    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 174.99200254678726},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 292
-    {{64, 32, 256, 7, 2, Math::mma}, kNames9, 2, 256, 222720, 282.3359966278076},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 416
-    {{64, 32, 256, 7, 0, Math::mma}, kNames9, 2, 256, 222720, 386.6720050573349},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 535
-    {{64, 32, 256, 7, 2, Math::mma}, kNames9, 2, 256, 222720, 764.8000121116638},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 656
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.96000076830387},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 84.45600047707558},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 106
+    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames1, 2, 256, 225792, 122.11199849843979},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 208
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames2, 2, 256, 225792, 188.81600350141525},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 327
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames2, 2, 256, 225792, 272.5920081138611},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 444
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames2, 2, 256, 225792, 546.5279817581177},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 567
+    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 57.792000472545624},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 42
+    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 94.82400119304657},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 130
+    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 174.99200254678726},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 232
+    {{64, 32, 256, 7, 2, Math::mma}, kNames4, 2, 256, 222720, 282.9760015010834},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 356
+    {{64, 32, 256, 7, 0, Math::mma}, kNames4, 2, 256, 222720, 383.0399960279465},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 2, Math::mma}, kNames4, 2, 256, 222720, 754.5280158519745},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 596
+    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 52.271999418735504},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 62
+    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 84.89599823951721},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 150
+    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames6, 2, 256, 225792, 120.94399705529213},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 268
+    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames6, 2, 256, 225792, 187.98399716615677},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 388
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames7, 2, 256, 225792, 268.5600072145462},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 504
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames7, 2, 256, 225792, 534.3360006809235},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 624
+    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 57.37600103020668},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 86
+    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 100.46399757266045},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 174
+    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 172.7360039949417},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 292
+    {{64, 32, 256, 7, 2, Math::mma}, kNames9, 2, 256, 222720, 283.60000252723694},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 416
+    {{64, 32, 256, 7, 0, Math::mma}, kNames9, 2, 256, 222720, 384.5279961824417},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 535
+    {{64, 32, 256, 7, 2, Math::mma}, kNames9, 2, 256, 222720, 756.5920054912567},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 656
 };
 
 // sm_90a

@@ -34,6 +34,6 @@ rc=$?
 python3 -c 'import lzma, sqlite3, sys
 with lzma.open(sys.argv[2], "wt", preset=9) as f:
     for line in sqlite3.connect(sys.argv[1]).iterdump(): f.write(line + "\n")' "$dbdir/$family.db" "$out/$family.sql.xz"
-grep -E "^(run|sweep):|budget of|nothing left" "$out/sweep.log"
+grep -E "^(run|sweep|time):|budget of|nothing left" "$out/sweep.log"
 echo "default_sweep: sweep_results exit $rc; checkpoint $out/$family.sql.xz"
 exit $rc

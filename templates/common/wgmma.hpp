@@ -118,8 +118,9 @@ __device__ __forceinline__ void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-// The compiler must neither read nor move accumulators between a product's issue and its wait:
-// this empty statement claims to read and write each one after the wait.
+// The compiler must neither read nor move accumulators between a product's issue and its wait,
+// nor reuse the registers of an A operand before the products reading them finished: these empty
+// statements claim to read and write each one after the wait.
 template <int BLOCKS>
 __device__ __forceinline__ void settle(mc::Acc16 (&d)[BLOCKS]) {
 #pragma unroll
@@ -127,11 +128,20 @@ __device__ __forceinline__ void settle(mc::Acc16 (&d)[BLOCKS]) {
 #pragma unroll
     for (int e = 0; e < 8; ++e) asm volatile("" : "+f"(d[b].v[e])::"memory");
 }
-
-// The accumulator of m64nNk16 holds, per warp of the group, 16 rows x N cols in n8 tiles: lane
-// 4 g + c holds rows g and g + 8 at cols 2 c, 2 c + 1 of each tile, the mma.sync C layout, so that
-// tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j (v[0..3], v[4..7]). A and B K-major.
 template <int N>
+__device__ __forceinline__ void settle(u32 (&a)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
+}
+
+// d (64 x N) = A B (+ d when `accumulate`) in bf16, both from shared memory: A K-major, B K-major
+// or, with B_N_MAJOR, N-major (read transposed). The accumulator of m64nNk16 holds, per warp of
+// the group, 16 rows x N cols in n8 tiles: lane 4 g + c holds rows g and g + 8 at cols 2 c, 2 c + 1
+// of each tile, the mma.sync C layout, so that tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j
+// (v[0..3], v[4..7]).
+template <int N, bool B_N_MAJOR = false>
 __device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b, bool accumulate);
 
 #define KTUNE_WG_ACC(b)                                                                                   \
@@ -139,7 +149,7 @@ __device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b,
       "+f"(d[b].v[6]), "+f"(d[b].v[7])
 
 template <>
-__device__ __forceinline__ void mma_bf16<32>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
+__device__ __forceinline__ void mma_bf16<32, false>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
@@ -150,7 +160,7 @@ __device__ __forceinline__ void mma_bf16<32>(mc::Acc16 (&d)[2], Desc a, Desc b, 
 }
 
 template <>
-__device__ __forceinline__ void mma_bf16<64>(mc::Acc16 (&d)[4], Desc a, Desc b, bool accumulate) {
+__device__ __forceinline__ void mma_bf16<64, false>(mc::Acc16 (&d)[4], Desc a, Desc b, bool accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
@@ -161,10 +171,10 @@ __device__ __forceinline__ void mma_bf16<64>(mc::Acc16 (&d)[4], Desc a, Desc b, 
       : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
 
-// d (64 x 256, 16 mc::Acc16 blocks per warp) += A B in bf16, A K-major and B N-major (read
-// transposed), both from shared memory.
-__device__ __forceinline__ void mma_bf16_n_major256(mc::Acc16 (&d)[16], Desc a, Desc b) {
+template <>
+__device__ __forceinline__ void mma_bf16<256, true>(mc::Acc16 (&d)[16], Desc a, Desc b, bool accumulate) {
   asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
@@ -174,12 +184,12 @@ __device__ __forceinline__ void mma_bf16_n_major256(mc::Acc16 (&d)[16], Desc a, 
       "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
       "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
       "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, 1, 1, 1, 0, 1;\n"
+      "%128, %129, p, 1, 1, 0, 1;\n}\n"
       : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3),
         KTUNE_WG_ACC(4), KTUNE_WG_ACC(5), KTUNE_WG_ACC(6), KTUNE_WG_ACC(7),
         KTUNE_WG_ACC(8), KTUNE_WG_ACC(9), KTUNE_WG_ACC(10), KTUNE_WG_ACC(11),
         KTUNE_WG_ACC(12), KTUNE_WG_ACC(13), KTUNE_WG_ACC(14), KTUNE_WG_ACC(15)
-      : "l"(a.bits), "l"(b.bits));
+      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
 
 // d (64 x 64, 4 mc::Acc16 blocks per warp) += A B in fp16 with A from registers: per warp, 16 of
@@ -196,16 +206,6 @@ __device__ __forceinline__ void mma_f16_registers(mc::Acc16* d, const u32 (&a)[4
 }
 
 #undef KTUNE_WG_ACC
-
-// The compiler must not reuse the registers of an A operand before the products reading them
-// finished: this empty statement claims to read and write them after the wait.
-template <int N>
-__device__ __forceinline__ void keep(u32 (&a)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
-}
 
 }  // namespace detail
 
@@ -232,7 +232,8 @@ __device__ __forceinline__ void start_accumulation(mc::Acc16 (&d)[16], const u8*
   for (int step = 0; step < K / 16; ++step)
 #pragma unroll
     for (int term = 0; term < TERMS; ++term)  // 16 rows of B = 2 groups of 8: 2048 bytes
-      detail::mma_bf16_n_major256(d, detail::Desc::k_major<A_ROW_BYTES>(a[term]).plus(step * 32), db.plus(step * 2048));
+      detail::mma_bf16<256, true>(d, detail::Desc::k_major<A_ROW_BYTES>(a[term]).plus(step * 32),
+                                  db.plus(step * 2048), true);
   detail::commit();
 }
 
@@ -266,7 +267,7 @@ __device__ __forceinline__ void accumulate_transposed(mc::Acc16 (&d)[16], LoadA 
     u32(&set)[4][4] = a[step % 2];
     if (step >= 2) {
       detail::wait<1>();
-      detail::keep(set);
+      detail::settle(set);
     }
 #pragma unroll
     for (int m = 0; m < 4; ++m) load_a(step, m, set[m]);
@@ -277,8 +278,8 @@ __device__ __forceinline__ void accumulate_transposed(mc::Acc16 (&d)[16], LoadA 
   }
   detail::wait<0>();
   detail::settle(d);
-  detail::keep(a[0]);
-  detail::keep(a[1]);
+  detail::settle(a[0]);
+  detail::settle(a[1]);
 }
 
 #else

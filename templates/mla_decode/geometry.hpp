@@ -241,8 +241,8 @@ struct MmaGeometry {
   // Layout conditions; the kernel static_asserts them and the host reports which one fails.
   KTUNE_GEOMETRY_FN bool shape_ok() const {
     return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(threads) &&
-           stages >= 2 * tile_slots() && stages <= kMaxRingSlots && kv_dtype >= kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) &&
-           threads >= warp;
+           stages >= 2 * tile_slots() && stages <= kMaxRingSlots && kv_dtype >= kKvBf16 &&
+           kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) && threads >= warp;
   }
   // The fp8 path's P V step covers two 16-dim blocks.
   KTUNE_GEOMETRY_FN bool values_fit() const {

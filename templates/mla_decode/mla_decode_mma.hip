@@ -76,7 +76,8 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 }  // namespace mla_detail
 
 // Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA), 2 or 3 (Q K^T and P V on wgmma, sm_90a,
-// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss). STAGES: slots in the ring (MmaGeometry::ring_keys).
+// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss). STAGES: slots in the
+// ring (MmaGeometry::ring_keys).
 // Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). The launch bounds ask for one CTA
 // per compute unit, so that ptxas may give a thread up to 255 registers: at 256 threads it would
 // otherwise cap them at 128 and spill (rows=16 keys=64 stages=5: 128 registers and 8 bytes of
@@ -309,7 +310,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int tile_start = k_begin + t * KEYS;
     // P's second term (P_TERMS): its own matrix, or with wgmma_ss the tile's rope panel, free once
     // Q K^T read it.
-    u8* const sP_lo = WGMMA ? key_slot(0) + Tile::offset(0, kValueDim * 2) : sP + G.p_term_bytes();
+    u8* const sP_lo = PV_SS ? key_slot(0) + Tile::offset(0, kValueDim * 2) : sP + G.p_term_bytes();
 
     // S = Q K^T over the 576 dims, 32 at a time, step i into chain i % QKC (independent
     // accumulators, summed at the end: see MmaGeometry::qk_chains).

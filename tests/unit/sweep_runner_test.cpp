@@ -20,7 +20,7 @@ log="$1"
 answered=0
 result() {  # status median fully_timed detail; the worker's resident set grows by 1 MiB an answer
   answered=$((answered + 1))
-  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":20,\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648}"
+  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":20,\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648,\"time\":{\"setup_ms\":500,\"load_ms\":1,\"verify_ms\":20,\"screen_ms\":30,\"full_ms\":40,\"timed_ms\":25,\"total_ms\":600}}"
 }
 while IFS= read -r line; do
   echo "$line" >> "$log"
@@ -270,6 +270,32 @@ TEST_F(SweepRunner, MemoryAfterTheFirstAndTheLastCandidate) {
 
   auto none = sweep(space({32}, {99}));
   EXPECT_EQ(none.memory_end.worker_rss_bytes, 0) << "no candidate ran (rows=99 does not compile): nothing measured";
+}
+
+TEST_F(SweepRunner, TimeIsAccountedFromTheWorkersAnswersAndAroundThem) {
+  auto s = sweep(space({32}, {16, 32}));
+  ASSERT_EQ(s.ok, 2u);
+  // Two answers, each saying: set-up 500 ms, loading 1, verification 20, screening 30, full 40
+  // (25 of them timed launches), 600 in all (9 unaccounted).
+  EXPECT_DOUBLE_EQ(s.time.setup, 1.0);
+  EXPECT_DOUBLE_EQ(s.time.load, 0.002);
+  EXPECT_DOUBLE_EQ(s.time.verify, 0.04);
+  EXPECT_DOUBLE_EQ(s.time.screen, 0.06);
+  EXPECT_DOUBLE_EQ(s.time.full, 0.08);
+  EXPECT_DOUBLE_EQ(s.time.timed, 0.05);
+  EXPECT_NEAR(s.time.worker_rest, 0.018, 1e-12);
+  EXPECT_EQ(s.time.messages, 0) << "the answers claim more time than their round trips took: none is left";
+  EXPECT_GT(s.time.worker_start, 0) << "the first worker's start";
+  EXPECT_GT(s.time.database, 0);
+  EXPECT_EQ(s.time.lost, 0);
+  const auto line = describe_time(s);
+  EXPECT_EQ(line.find("time: "), 0u) << line;
+  EXPECT_NE(line.find("in all: key set-up 1.0 s, "), std::string::npos) << "largest first: " << line;
+  EXPECT_NE(line.find("timed launches took 0.1 s"), std::string::npos) << line;
+
+  auto hung = sweep(space({32}, {80, 16}));
+  EXPECT_GE(hung.time.lost, 0.5) << "the hung request's wait, up to its timeout";
+  EXPECT_DOUBLE_EQ(hung.time.setup, 0.5) << "only the answered candidate's account";
 }
 
 TEST_F(SweepRunner, WorkerOnAnotherDeviceIsRefused) {

@@ -124,6 +124,39 @@ TEST_F(SweepWorker, FailuresAreReportedByKind) {
   EXPECT_THROW(runner.run(family, request("fault")), DeviceFault) << "a device fault ends the worker";
 }
 
+TEST_F(SweepWorker, TimeIsAccountedByPhase) {
+  // 200 us launches are sampled one at a time (no batches, no graphs), so the fake device's clock
+  // says exactly which launches were timed: all but the verification launch and the warm-ups.
+  auto first = request("value=39 us=200", 16, 250.0);
+  first.full.min_samples = first.full.max_samples = 10;
+  const int before = ctx.launches;
+  auto r = runner.run(family, first);
+  ASSERT_EQ(r.status, RunStatus::ok) << r.detail;
+  ASSERT_TRUE(r.fully_timed);
+  EXPECT_GT(r.time.setup_ms, 0) << "the key's instances were made for this request";
+  EXPECT_GT(r.time.load_ms, 0);
+  EXPECT_GT(r.time.verify_ms, 0);
+  EXPECT_GT(r.time.screen_ms, 0);
+  EXPECT_GT(r.time.full_ms, 0);
+  const int timed_launches = ctx.launches - before - 1 - first.screen.warmup - first.full.warmup;
+  EXPECT_EQ(timed_launches, (1 + 6) + (1 + 10)) << "per measurement, one launch alone, then the samples";
+  EXPECT_NEAR(r.time.timed_ms, timed_launches * 0.2, 1e-4);
+
+  auto again = runner.run(family, request("value=39 us=200", 16, 100.0));
+  ASSERT_FALSE(again.fully_timed);
+  EXPECT_EQ(again.time.setup_ms, 0) << "the key's instances were kept";
+  EXPECT_GT(again.time.screen_ms, 0);
+  EXPECT_EQ(again.time.full_ms, 0) << "screened out";
+  EXPECT_NEAR(again.time.timed_ms, (1 + 6) * 0.2, 1e-4) << "the screening's timed launches only";
+
+  auto unchecked = request("value=39 us=200", 16);
+  unchecked.verify = false;
+  auto direct = runner.run(family, unchecked);
+  EXPECT_GT(direct.time.setup_ms, 0) << "a key without verification is a new key";
+  EXPECT_EQ(direct.time.verify_ms, 0);
+  EXPECT_EQ(direct.time.screen_ms, 0) << "no cutoff, no screening";
+}
+
 TEST(SweepProtocol, MessagesRoundTrip) {
   auto req = SweepWorker::request(std::string("\0\x01\xff binary", 10), 16, 12.5);
   auto back = run_request_from(nlohmann::json::parse(to_json(req).dump()));
@@ -140,8 +173,19 @@ TEST(SweepProtocol, MessagesRoundTrip) {
   r.status = RunStatus::verify_failed;
   r.detail = "x";
   r.max_abs_err = std::numeric_limits<double>::infinity();
+  r.time = {1, 2, 3, 4, 5, 6, 7};
   auto rb = run_result_from(nlohmann::json::parse(to_json(r).dump()));
   EXPECT_EQ(rb.status, RunStatus::verify_failed);
+  EXPECT_EQ(rb.time.setup_ms, 1);
+  EXPECT_EQ(rb.time.full_ms, 5);
+  EXPECT_EQ(rb.time.timed_ms, 6);
+  EXPECT_EQ(rb.time.total_ms, 7);
+  auto no_time = to_json(r);
+  no_time.erase("time");
+  EXPECT_EQ(run_result_from(no_time).time.total_ms, 0) << "a worker that does not time itself";
+  auto part_time = to_json(r);
+  part_time["time"].erase("load_ms");
+  EXPECT_THROW(run_result_from(part_time), Error) << "an account with a phase missing is malformed";
   EXPECT_TRUE(std::isinf(rb.max_abs_err)) << "an infinite error must survive JSON";
   EXPECT_TRUE(std::isinf(rb.stats.rel_ci));
   EXPECT_THROW(run_result_from(nlohmann::json{{"status", "ok"}}), Error);

@@ -16,6 +16,9 @@ struct Stats {
   // Half-width of the median's 95% confidence interval relative to the median; infinite while
   // there are too few samples to bound the median at all.
   double rel_ci = std::numeric_limits<double>::infinity();
+  // What the timed launches took on the device, every launch of every sample and those timed
+  // alone before sampling (not the warm-up): the part of a measurement's wall time that is kernel.
+  double timed_ms = 0;
 };
 
 // 0-based ranks (lo, hi) of the sorted samples that bracket the median of the distribution

@@ -20,6 +20,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CompileRequest, source, source_name, name_exp
 }  // namespace ktune::backend
 
 namespace ktune::sweep {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerTime, setup_ms, load_ms, verify_ms, screen_ms, full_ms, timed_ms, total_ms)
+
 namespace {
 using json = nlohmann::json;
 
@@ -97,7 +99,8 @@ json to_json(const RunResult& r) {
           {"flops", r.traffic.flops},
           {"fatal", r.fatal},
           {"rss_bytes", r.rss_bytes},
-          {"device_used_bytes", r.device_used_bytes}};
+          {"device_used_bytes", r.device_used_bytes},
+          {"time", r.time}};
 }
 
 RunResult run_result_from(const json& j) {
@@ -119,6 +122,8 @@ RunResult run_result_from(const json& j) {
     // Optional: a worker that does not measure its memory leaves them out.
     r.rss_bytes = j.value("rss_bytes", int64_t{0});
     r.device_used_bytes = j.value("device_used_bytes", int64_t{0});
+    // Optional too (a worker that does not time itself), but whole when present.
+    if (j.contains("time")) j.at("time").get_to(r.time);
     return r;
   });
 }

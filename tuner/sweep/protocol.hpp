@@ -46,6 +46,18 @@ struct RunRequest {
 };
 
 enum class RunStatus { ok, verify_failed, load_failed, fault };
+
+// Where a worker's wall time on one candidate went, in milliseconds (0: not spent, or a worker
+// that does not say): what `ktune sweep` sums into its account of the sweep's time.
+struct WorkerTime {
+  double setup_ms = 0;   // the key's instances (inputs, CPU references, uploads), when the key changed
+  double load_ms = 0;    // loading the code object
+  double verify_ms = 0;  // the verification launches and their comparisons
+  double screen_ms = 0;  // the screening measurement, warm-up and graph captures included
+  double full_ms = 0;    // the full measurement, likewise
+  double timed_ms = 0;   // of screen_ms + full_ms: the timed launches themselves, on the device
+  double total_ms = 0;   // the whole request, from its line read to its answer written
+};
 std::string_view to_string(RunStatus s) noexcept;
 
 struct RunResult {
@@ -59,6 +71,7 @@ struct RunResult {
   // The worker after the candidate (0: not measured): its resident set and the device memory in
   // use (by every process), so that a sweep can show that neither grows from candidate to candidate.
   int64_t rss_bytes = 0, device_used_bytes = 0;
+  WorkerTime time;
 };
 
 nlohmann::json to_json(const RunRequest& r);

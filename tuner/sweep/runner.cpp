@@ -13,6 +13,7 @@
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 #include "sweep/memory.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
@@ -143,6 +144,18 @@ class Sweep {
     if (summary_.memory_start.rss_bytes == 0) summary_.memory_start = now;
     summary_.memory_end = now;
   }
+  void add_time(const WorkerTime& w, double round_trip_s) {
+    auto& t = summary_.time;
+    const double phases_ms = w.setup_ms + w.load_ms + w.verify_ms + w.screen_ms + w.full_ms;
+    t.setup += w.setup_ms / 1000;
+    t.load += w.load_ms / 1000;
+    t.verify += w.verify_ms / 1000;
+    t.screen += w.screen_ms / 1000;
+    t.full += w.full_ms / 1000;
+    t.timed += w.timed_ms / 1000;
+    t.worker_rest += std::max(0.0, w.total_ms - phases_ms) / 1000;
+    t.messages += std::max(0.0, round_trip_s - w.total_ms / 1000);
+  }
   size_t recorded() const {
     return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout;
   }
@@ -191,10 +204,12 @@ void Sweep::resume() {
 void Sweep::start_worker_and_run() {
   // The roofs are measured once per run, by its first worker (a resumed run keeps its own).
   const bool measure = !summary_.resumed;
+  const Stopwatch starting;
   supervisor_ = std::make_unique<Supervisor>(
       options_.worker_command,
       nlohmann::json{{"op", "hello"}, {"copy_gbps", measure}, {"matrix_tflops", measure}}, options_.start_timeout);
   const auto hello = supervisor_->ensure_started();
+  summary_.time.worker_start += starting.seconds();
   // Workers started after a fault measure nothing.
   supervisor_->set_hello({{"op", "hello"}, {"copy_gbps", false}, {"matrix_tflops", false}});
   const auto device = hello.value("device", nlohmann::json::object());
@@ -243,12 +258,20 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   req.full = options_.full_policy;
   req.full_cutoff_us = tally.best_us * options_.screen_factor;
   req.screen.abandon_us = tally.best_us * options_.abandon_factor;
+  {
+    const Stopwatch starting;  // a fresh worker after a fault
+    supervisor_->ensure_started();
+    summary_.time.worker_start += starting.seconds();
+  }
+  const Stopwatch round_trip;
   auto out = supervisor_->request(to_json(req), options_.timeout);
   if (out.kind != WorkerOutcome::Kind::reply) {
+    summary_.time.lost += round_trip.seconds();
     m.status = out.kind == WorkerOutcome::Kind::timeout ? Status::timeout : Status::fault;
     m.detail = excerpt(out.detail, kDetailChars);
     return m;
   }
+  const double round_trip_s = round_trip.seconds();
   RunResult r;
   try {
     r = run_result_from(out.reply);
@@ -259,6 +282,7 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
     return m;
   }
   note_memory(r);
+  add_time(r.time, round_trip_s);
   m.max_abs_err = r.max_abs_err;
   m.rel_l2_err = r.rel_l2_err;
   m.detail = excerpt(r.detail, kDetailChars);
@@ -342,7 +366,9 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
     const size_t i = order[n];
     bool fully_timed = false;
     auto m = run_candidate(k, i, batch.outcomes[i], tally, fully_timed);
+    const Stopwatch recording;
     db_.record(m);
+    summary_.time.database += recording.seconds();
     tally.add(m, fully_timed, family_.config_fields());
     switch (m.status) {
       case Status::ok:
@@ -357,7 +383,11 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
     }
     progress.candidate_done(m.status == Status::ok);
   }
-  if (!stopped_) close_key(k, tally, &progress);
+  if (!stopped_) {
+    const Stopwatch closing;
+    close_key(k, tally, &progress);
+    summary_.time.database += closing.seconds();
+  }
 }
 
 SweepSummary Sweep::run() {
@@ -417,7 +447,9 @@ void Sweep::run_keys(const std::vector<const PlannedKey*>& to_run, Progress& pro
   std::future<jit::CompileBatch> next;
   if (!to_run.empty()) next = std::async(std::launch::async, compile, to_run[0]);
   for (size_t t = 0; t < to_run.size(); ++t) {
+    const Stopwatch waiting;
     auto batch = next.get();
+    summary_.time.compile_wait += waiting.seconds();
     // Past the budget nothing is prefetched; run_key then stops at once (the budget only grows
     // more exceeded), so no invalid future is ever waited on.
     if (t + 1 < to_run.size() && !over_budget()) next = std::async(std::launch::async, compile, to_run[t + 1]);
@@ -434,6 +466,30 @@ void Sweep::run_keys(const std::vector<const PlannedKey*>& to_run, Progress& pro
   }
 }
 }  // namespace
+
+std::string describe_time(const SweepSummary& s) {
+  const auto& t = s.time;
+  std::vector<std::pair<double, std::string>> parts = {
+      {t.setup, "key set-up"},
+      {t.load, "code loading"},
+      {t.verify, "verification"},
+      {t.screen, "screening"},
+      {t.full, "full timing"},
+      {t.worker_rest, "the workers' rest"},
+      {t.messages, "messages"},
+      {t.worker_start, "worker starts"},
+      {t.lost, "requests lost to faults and timeouts"},
+      {t.database, "database"},
+      {t.compile_wait, "waiting for compiles"}};
+  double accounted = 0;
+  for (const auto& p : parts) accounted += p.first;
+  parts.emplace_back(std::max(0.0, s.seconds - accounted), "the sweep's own");
+  std::stable_sort(parts.begin(), parts.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::vector<std::string> shown;
+  for (const auto& [seconds, what] : parts) shown.push_back(fmt::format("{} {:.1f} s", what, seconds));
+  return fmt::format("time: {:.1f} s in all: {}; the timed launches took {:.1f} s of screening and full timing",
+                     s.seconds, fmt::join(shown, ", "), t.timed);
+}
 
 bench::TimingPolicy screening_policy() noexcept {
   bench::TimingPolicy p;

@@ -75,7 +75,24 @@ struct SweepSummary {
   };
   Memory memory_start, memory_end;
   int64_t peak_rss_bytes = 0;  // the sweep process's highest resident set
+  // Where `seconds` went, summed over the candidates: the workers' own account of each
+  // (protocol.hpp's WorkerTime) and what the sweep saw around it. What is left of `seconds` is
+  // the sweep's own (planning, resuming, closing keys).
+  struct Time {
+    double setup = 0, load = 0, verify = 0, screen = 0, full = 0;
+    double timed = 0;        // of screen + full: the timed launches, on the device
+    double worker_rest = 0;  // the rest of the workers' time per request (unloading, the memory query)
+    double messages = 0;     // the round trips less the workers' own time: pipes, JSON, scheduling
+    double worker_start = 0;  // starting workers, the first one's roof measurements included
+    double lost = 0;          // requests that ended without an answer: a worker that died or hung
+    double database = 0;      // recording results and gaps
+    double compile_wait = 0;  // the device idle, waiting for the next key's compiles
+  };
+  Time time;
 };
+
+// One line for a person: where a sweep's time went, largest first, in seconds.
+std::string describe_time(const SweepSummary& s);
 
 // `provenance` describes the device and the software (everything but id, copy_gbps and
 // matrix_tflops, which the first worker measures). Throws Error when no worker starts or the database fails (a full

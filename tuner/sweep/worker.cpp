@@ -15,6 +15,7 @@
 #include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 #include "sweep/memory.hpp"
 
 namespace ktune::sweep {
@@ -46,11 +47,11 @@ json device_json(const backend::DeviceInfo& d) {
 }
 }  // namespace
 
-void CandidateRunner::prepare(const Family& family, const RunRequest& req) {
+bool CandidateRunner::prepare(const Family& family, const RunRequest& req) {
   // Whether the key is verified is part of its identity: a key prepared without verification
   // instances must not pass a later request's verification vacuously.
   auto id = fmt::format("{}:{}:{}:{}", family.name(), req.key.canonical(), req.seed, req.verify);
-  if (key_.id == id) return;
+  if (key_.id == id) return false;
   key_ = {};  // frees the previous key's device memory first
   KeyInstances k;
   if (req.verify)
@@ -60,6 +61,7 @@ void CandidateRunner::prepare(const Family& family, const RunRequest& req) {
     }
   k.id = std::move(id);
   key_ = std::move(k);
+  return true;
 }
 
 RunResult CandidateRunner::verify(const Family& family, const Candidate& c) {
@@ -89,13 +91,27 @@ RunResult CandidateRunner::verify(const Family& family, const Candidate& c) {
 
 RunResult CandidateRunner::time(const Family& family, const RunRequest& req, const Candidate& c, RunResult r) {
   try {
-    if (!key_.timing) key_.timing = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
+    if (!key_.timing) {
+      const Stopwatch setup;
+      key_.timing = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
+      r.time.setup_ms += setup.ms();
+    }
     Instance& inst = *key_.timing;
     auto enqueue = [&](int rotation) { inst.launch(c, rotation); };
     // Without a cutoff the screening measurement would decide nothing.
-    if (req.full_cutoff_us > 0) r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.screen);
+    if (req.full_cutoff_us > 0) {
+      const Stopwatch screen;
+      r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.screen);
+      r.time.screen_ms = screen.ms();
+      r.time.timed_ms = r.stats.timed_ms;
+    }
     r.fully_timed = req.full_cutoff_us <= 0 || r.stats.median_us <= req.full_cutoff_us;
-    if (r.fully_timed) r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.full);
+    if (r.fully_timed) {
+      const Stopwatch full;
+      r.stats = bench::measure(ctx_, enqueue, inst.rotations(), req.full);
+      r.time.full_ms = full.ms();
+      r.time.timed_ms += r.stats.timed_ms;
+    }
     r.traffic = inst.traffic();
     return r;
   } catch (const DeviceFault&) {
@@ -107,8 +123,10 @@ RunResult CandidateRunner::time(const Family& family, const RunRequest& req, con
 }
 
 RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
+  WorkerTime spent;
   try {
-    prepare(family, req);
+    const Stopwatch setup;
+    if (prepare(family, req)) spent.setup_ms = setup.ms();
   } catch (const DeviceFault&) {
     throw;
   } catch (const Error& e) {
@@ -118,7 +136,9 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
   }
   std::unique_ptr<backend::Module> module;
   try {
+    const Stopwatch load;
     module = ctx_.load(req.code);
+    spent.load_ms = load.ms();
   } catch (const DeviceFault&) {
     throw;
   } catch (const Error& e) {
@@ -126,7 +146,12 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
   }
   const Candidate c{req.config, module.get(), req.symbols};
   RunResult r;
-  if (req.verify) r = verify(family, c);
+  if (req.verify) {
+    const Stopwatch verifying;
+    r = verify(family, c);
+    spent.verify_ms = verifying.ms();
+  }
+  r.time = spent;
   if (r.status != RunStatus::ok) return r;
   return time(family, req, c, std::move(r));
 }
@@ -210,6 +235,7 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
   std::unique_ptr<backend::Context> ctx;
   std::unique_ptr<CandidateRunner> runner;
   while (::getline(&line.data, &line.capacity, in.get()) > 0) {
+    const Stopwatch handling;
     const std::string_view text(line.data);
     const auto req = json::parse(text, nullptr, false);
     const std::string op = req.is_object() && req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "";
@@ -233,6 +259,7 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
       if (op != "run") exit_status = 4;
       result.fatal = exit_status >= 0;
       if (!result.fatal) measure_memory(ctx.get(), result);
+      result.time.total_ms = handling.ms();
       if (!write_all(out_fd, to_json(result).dump())) return 1;
       if (result.fatal) return exit_status;
     }

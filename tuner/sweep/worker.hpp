@@ -31,7 +31,8 @@ class CandidateRunner {
     std::vector<std::pair<Params, std::unique_ptr<Instance>>> verify;
     std::unique_ptr<Instance> timing;
   };
-  void prepare(const Family& family, const RunRequest& req);
+  // Makes the key's instances unless the previous request's are this key's; true when it made them.
+  bool prepare(const Family& family, const RunRequest& req);
   // ok (with the worst errors seen) or verify_failed.
   RunResult verify(const Family& family, const Candidate& c);
   RunResult time(const Family& family, const RunRequest& req, const Candidate& c, RunResult r);
