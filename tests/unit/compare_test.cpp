@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -143,6 +144,35 @@ TEST(Compare, SizeMismatchIsAFailingVerdictNotAnException) {
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.max_abs_err, std::numeric_limits<double>::infinity());
   EXPECT_EQ(v.detail, "o: output has 9 elements but the reference has 10");
+}
+
+// Outputs of several chunks compare on several cores: the verdict is that of one pass in order.
+TEST(Compare, ChunksAddUpToTheWholeOutput) {
+  const size_t n = 3 * kCompareChunk + 5;  // three whole chunks and a short one
+  const auto ref = ramp(n);
+  auto out = as_float(ref);
+  const Verdict clean = compare("o", out, ref, kTol);
+  EXPECT_TRUE(clean.ok) << clean.detail;
+  // Failures in the last two chunks (none in the first two): the first is the lowest index of
+  // them, the counts are the sums over chunks, the largest error wherever it is.
+  const size_t a = 2 * kCompareChunk + 7, b = 3 * kCompareChunk + 1, c = 3 * kCompareChunk + 3;
+  out[a] *= 2;
+  out[b] *= 3;
+  out[c] = std::numeric_limits<float>::quiet_NaN();
+  const Verdict v = compare("o", out, ref, kTol);
+  EXPECT_FALSE(v.ok);
+  EXPECT_THAT(v.detail, HasSubstr(fmt::format("o: 3 of {} elements out of tolerance (1 NaN/Inf); first at [{}]", n, a)));
+  EXPECT_EQ(v.max_abs_err, std::numeric_limits<double>::infinity()) << "the NaN of the last chunk";
+  out[c] = static_cast<float>(ref[c]);
+  const Verdict finite = compare("o", out, ref, kTol);
+  EXPECT_EQ(finite.max_abs_err, 2 * ref[b]) << "the largest error, of the short last chunk";
+  double diff_sq = 0, ref_sq = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double e = static_cast<double>(out[i]) - ref[i];
+    diff_sq += e * e;
+    ref_sq += ref[i] * ref[i];
+  }
+  EXPECT_NEAR(finite.rel_l2_err, std::sqrt(diff_sq / ref_sq), 1e-12) << "every chunk's sums";
 }
 
 TEST(Merge, OkOnlyIfBothAreAndErrorsAreTheMaxima) {

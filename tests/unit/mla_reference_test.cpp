@@ -64,9 +64,9 @@ void page_keys(HostProblem& p, const std::vector<Keys>& keys, int page_size, uin
     }
 }
 
-std::vector<uint16_t> random_q(int elems, std::mt19937& rng) {
+UninitVector<uint16_t> random_q(int elems, std::mt19937& rng) {
   std::normal_distribution<float> n(0.0f, 1.0f);
-  std::vector<uint16_t> q(elems);
+  UninitVector<uint16_t> q(elems);
   for (auto& x : q) x = num::f32_to_bf16(n(rng));
   return q;
 }

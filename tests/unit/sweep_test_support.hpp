@@ -86,6 +86,7 @@ class FakeContext : public backend::Context {
   std::unique_ptr<backend::Module> load(std::span<const char> code) override {
     std::string text(code.begin(), code.end());
     if (text.starts_with("broken")) throw Error("not a code object");
+    ++loads;
     return std::make_unique<FakeModule>(text);
   }
   void set_shared_limit(void*, size_t) override {}
@@ -108,6 +109,7 @@ class FakeContext : public backend::Context {
   void replay(backend::Graph&) override { throw Error("no graphs here"); }
 
   int launches = 0;  // kernel launches that ran
+  int loads = 0;     // code objects loaded
 
  private:
   backend::DeviceInfo info_{0, "Fake GPU", "sm_90a", 1, 32, 1 << 20, 1 << 30, 48 << 10, 48 << 10, 1000000};

@@ -111,6 +111,15 @@ TEST_F(SweepWorker, InstancesAreKeptWhileTheKeyStays) {
   EXPECT_EQ(family.instances, 4);
 }
 
+TEST_F(SweepWorker, CodeObjectsAreLoadedOncePerWorker) {
+  runner.run(family, request("value=39 us=10"));
+  runner.run(family, request("value=39 us=12"));
+  EXPECT_EQ(ctx.loads, 2);
+  auto same = runner.run(family, request("value=39 us=10", 8 /* another key */));
+  EXPECT_EQ(same.status, RunStatus::verify_failed) << "heads=8 wants 23: the cached module runs, and is checked";
+  EXPECT_EQ(ctx.loads, 2) << "a code object seen before is not loaded again";
+}
+
 TEST_F(SweepWorker, FailuresAreReportedByKind) {
   auto refused = runner.run(family, request("error"));
   EXPECT_EQ(refused.status, RunStatus::verify_failed);

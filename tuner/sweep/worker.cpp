@@ -134,17 +134,17 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
     return failed(RunStatus::fault, fmt::format("could not set up the problem {}: {}",
                                                 req.key.pretty(family.key_fields()), e.what()));
   }
-  std::unique_ptr<backend::Module> module;
+  backend::Module* module = nullptr;
   try {
     const Stopwatch load;
-    module = ctx_.load(req.code);
+    module = &modules_.load(ctx_, req.code);
     spent.load_ms = load.ms();
   } catch (const DeviceFault&) {
     throw;
   } catch (const Error& e) {
     return failed(RunStatus::load_failed, fmt::format("the code object does not load: {}", e.what()));
   }
-  const Candidate c{req.config, module.get(), req.symbols};
+  const Candidate c{req.config, module, req.symbols};
   RunResult r;
   if (req.verify) {
     const Stopwatch verifying;

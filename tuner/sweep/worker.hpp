@@ -11,12 +11,14 @@
 
 #include "backend/backend.hpp"
 #include "kernels/family.hpp"
+#include "sweep/module_cache.hpp"
 #include "sweep/protocol.hpp"
 
 namespace ktune::sweep {
 
 // Runs candidates on one context. The instances of a key (the verification instances with their
-// CPU references, and the timing instance) are kept while consecutive requests share the key.
+// CPU references, and the timing instance) are kept while consecutive requests share the key, and
+// the code objects while they are among the 64 used last.
 class CandidateRunner {
  public:
   explicit CandidateRunner(backend::Context& ctx) : ctx_(ctx) {}
@@ -39,6 +41,8 @@ class CandidateRunner {
 
   backend::Context& ctx_;
   KeyInstances key_;
+  // Every program of one cache type and mask in the default space (about 20) and then some.
+  ModuleCache modules_{64};
 };
 
 struct WorkerSetup {

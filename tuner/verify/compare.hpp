@@ -1,5 +1,6 @@
 #pragma once
 // Comparison of a device output with a double-precision CPU reference.
+#include <cstddef>
 #include <span>
 #include <string>
 
@@ -14,6 +15,11 @@ struct Tolerance {
   double rtol = 0;
   double max_rel_l2 = 0;
 };
+
+// Elements a core compares at a time: outputs up to this size are compared on the calling thread,
+// larger ones (up to 8 M elements a verification shape: heads=128, 16-token blocks) on every core,
+// where a thread's start is small against a chunk's ~0.5 ms.
+inline constexpr size_t kCompareChunk = size_t{1} << 18;
 
 // `what` names the output in the detail text ("o", "lse"). `index_name` formats an element index
 // for the first failure (e.g. "b=1 l=0 h=3 d=17"); may be empty.

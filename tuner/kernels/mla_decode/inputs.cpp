@@ -79,7 +79,7 @@ HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
     for (int i = 0; i < pages_of[b]; ++i) p.block_table[static_cast<size_t>(b) * p.max_pages + i] = order[next++];
 
   p.q.resize(static_cast<size_t>(p.batch) * p.block_len * p.heads * kHeadDim);
-  for (size_t i = 0; i < p.q.size(); ++i) p.q[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f));
+  parallel_each(p.q.size(), kFillChunk, [&](size_t i) { p.q[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f)); });
   p.kv_cache.resize(static_cast<size_t>(total_pages) * p.page_size * kHeadDim * num::bytes_of(p.kv_dtype));
   fill_cache(p, values, p.q.size());
   return p;
