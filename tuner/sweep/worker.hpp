@@ -18,7 +18,7 @@ namespace ktune::sweep {
 
 // Runs candidates on one context. The instances of a key (the verification instances with their
 // CPU references, and the timing instance) are kept while consecutive requests share the key, and
-// the code objects while they are among the 64 used last.
+// the code objects while they are among the 256 used last.
 class CandidateRunner {
  public:
   explicit CandidateRunner(backend::Context& ctx) : ctx_(ctx) {}
@@ -41,8 +41,10 @@ class CandidateRunner {
 
   backend::Context& ctx_;
   KeyInstances key_;
-  // Every program of one cache type and mask in the default space (about 20) and then some.
-  ModuleCache modules_{64};
+  // More than the programs of a whole space (mla_decode's default: 118 for sm_90a), since a plan
+  // visits all of them every few keys (batch, then cache type and mask, vary fastest): a cache
+  // smaller than that cycle would drop each program just before it is needed again.
+  ModuleCache modules_{256};
 };
 
 struct WorkerSetup {
