@@ -46,19 +46,19 @@ struct RunRequest {
 };
 
 enum class RunStatus { ok, verify_failed, load_failed, fault };
+std::string_view to_string(RunStatus s) noexcept;
 
 // Where a worker's wall time on one candidate went, in milliseconds (0: not spent, or a worker
 // that does not say): what `ktune sweep` sums into its account of the sweep's time.
 struct WorkerTime {
   double setup_ms = 0;   // the key's instances (inputs, CPU references, uploads), when the key changed
-  double load_ms = 0;    // loading the code object
+  double load_ms = 0;    // loading the code object (none when the worker had it already)
   double verify_ms = 0;  // the verification launches and their comparisons
   double screen_ms = 0;  // the screening measurement, warm-up and graph captures included
   double full_ms = 0;    // the full measurement, likewise
   double timed_ms = 0;   // of screen_ms + full_ms: the timed launches themselves, on the device
-  double total_ms = 0;   // the whole request, from its line read to its answer written
+  double total_ms = 0;   // the whole request, from its line read to its answer ready to write
 };
-std::string_view to_string(RunStatus s) noexcept;
 
 struct RunResult {
   RunStatus status = RunStatus::ok;
