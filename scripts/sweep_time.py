@@ -68,7 +68,8 @@ def main():
     def order(g):
         return (0, int(g)) if g.lstrip("-").isdigit() else (1, g)
 
-    print(f"| {args.by or 'group'} | keys | candidates | first of a key: median s | sum s | others: median s | sum s | total s |")
+    print(f"| {args.by or 'group'} | keys | candidates | first of a key: median s | sum s "
+          "| others: median s | sum s | total s |")
     print("|---|---|---|---|---|---|---|---|")
     for g in sorted(keys, key=order):
         f, o = first[g], other[g]

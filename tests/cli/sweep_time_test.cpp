@@ -9,12 +9,14 @@
 namespace ktune::testing {
 namespace {
 
-// Rows in id order (key, seconds after 12:00:00): batch=1 keys A and B, batch=8 key C, then a
-// 300 s pause (a resumed call) before C's last row.
-constexpr const char* kMake = R"py(import sqlite3, sys
+// The part of the schema the script reads, in the database named by the Python's first argument.
+constexpr const char* kTable = R"py(import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("CREATE TABLE measurements (id INTEGER PRIMARY KEY, key TEXT, measured_at TEXT)")
-rows = [("heads=8,batch=1", 0.0), ("heads=8,batch=1", 0.5), ("heads=8,batch=1", 0.75),
+)py";
+// Rows in id order (key, seconds after 12:00:00): batch=1 keys A and B, batch=8 key C, then a
+// 300 s pause (a resumed call) before C's last row.
+constexpr const char* kRows = R"py(rows = [("heads=8,batch=1", 0.0), ("heads=8,batch=1", 0.5), ("heads=8,batch=1", 0.75),
         ("heads=16,batch=1", 2.75), ("heads=16,batch=1", 3.0),
         ("heads=8,batch=8", 7.0), ("heads=8,batch=8", 8.0), ("heads=8,batch=8", 308.0)]
 for key, s in rows:
@@ -24,9 +26,10 @@ c.commit()
 )py";
 
 struct SweepTime : ScriptTest {
-  std::string db(const std::string& name, const std::string& make = kMake) {
+  // A database of `rows` (Python statements after kTable).
+  std::string db(const std::string& name, const std::string& rows = kRows) {
     const std::string path = dir.path() + "/" + name;
-    const auto r = run_command("python3 '" + dir.write("make.py", make) + "' '" + path + "'");
+    const auto r = run_command("python3 '" + dir.write("make.py", std::string(kTable) + rows) + "' '" + path + "'");
     EXPECT_EQ(r.status, 0) << r.output;
     return path;
   }
@@ -42,10 +45,7 @@ TEST_F(SweepTime, GapsBeforeEachRowByKeyGroupFirstCandidatesApart) {
 }
 
 TEST_F(SweepTime, KeysOfAnotherDatabaseOnly) {
-  const std::string shard = db("shard.db", R"py(import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TABLE measurements (id INTEGER PRIMARY KEY, key TEXT, measured_at TEXT)")
-c.execute("INSERT INTO measurements (key, measured_at) VALUES ('heads=16,batch=1', '2026-12-04T00:00:00.000Z')")
+  const std::string shard = db("shard.db", R"py(c.execute("INSERT INTO measurements (key, measured_at) VALUES ('heads=16,batch=1', '2026-12-04T00:00:00.000Z')")
 c.commit()
 )py");
   const std::string all = db("a.db");
@@ -58,10 +58,7 @@ c.commit()
 }
 
 TEST_F(SweepTime, AnEmptyDatabaseOrAMissingFieldIsRefused) {
-  const std::string empty = db("empty.db", R"py(import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TABLE measurements (id INTEGER PRIMARY KEY, key TEXT, measured_at TEXT)")
-)py");
+  const std::string empty = db("empty.db", "c.commit()\n");
   const auto r = run_command(python_script("sweep_time.py") + " '" + empty + "'");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "has no measurements")) << r.output;

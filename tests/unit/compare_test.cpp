@@ -161,7 +161,8 @@ TEST(Compare, ChunksAddUpToTheWholeOutput) {
   out[c] = std::numeric_limits<float>::quiet_NaN();
   const Verdict v = compare("o", out, ref, kTol);
   EXPECT_FALSE(v.ok);
-  EXPECT_THAT(v.detail, HasSubstr(fmt::format("o: 3 of {} elements out of tolerance (1 NaN/Inf); first at [{}]", n, a)));
+  EXPECT_THAT(v.detail,
+              HasSubstr(fmt::format("o: 3 of {} elements out of tolerance (1 NaN/Inf); first at [{}]", n, a)));
   EXPECT_EQ(v.max_abs_err, std::numeric_limits<double>::infinity()) << "the NaN of the last chunk";
   out[c] = static_cast<float>(ref[c]);
   const Verdict finite = compare("o", out, ref, kTol);

@@ -121,7 +121,8 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
   if (c.rows != mla_tile::kWgmmaRows)
     return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
   if (c.threads != mla_tile::kWgmmaThreads)
-    return fmt::format("threads={}: math={} runs two warpgroups ({} threads)", c.threads, math, mla_tile::kWgmmaThreads);
+    return fmt::format("threads={}: math={} runs two warpgroups ({} threads)", c.threads, math,
+                       mla_tile::kWgmmaThreads);
   if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math={} takes 32 or 64 keys per tile", c.keys, math);
   return std::nullopt;
 }

@@ -28,7 +28,8 @@ struct Config {
   int rows = 0;     // query rows (h, l pairs) per CTA
   int keys = 0;     // keys per KV tile
   int threads = 0;  // threads per CTA (a vendor-neutral knob: the warp size differs)
-  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma(_ss): ring slots (MmaGeometry::ring_keys)
+  int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma(_ss): ring
+                    // slots (MmaGeometry::ring_keys)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
   int math = 0;     // kMathSimt, kMathMma, kMathWgmma or kMathWgmmaSs
 };
