@@ -5,9 +5,7 @@
 #   scripts/device/check.sh [SPACE] [extra sweep flags...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+source scripts/device/env.sh
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv; "$KTUNE" devices; } 2>&1 | tee "$out/devices.txt"
 if [ "${KTUNE_SKIP_TESTS:-0}" != 1 ]; then
   for t in .devbin/ktune_gpu_tests; do

@@ -14,9 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 family=${1:-mla_decode}; budget=${2:-470}
-out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+source scripts/device/env.sh
 device=$("$KTUNE" devices --no-bandwidth --first-slug)
 [ -n "$device" ] || { echo "default_sweep: no GPU here ($KTUNE devices finds none)" >&2; exit 1; }
 checkpoint=results/$device/default-in-progress/$family.sql.xz

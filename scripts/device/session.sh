@@ -11,10 +11,8 @@
 #   KTUNE_SWEEP_BUDGET (seconds per family, default 100), KTUNE_TEST_LIMIT (default 200)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
+source scripts/device/env.sh
 logs=/tmp/ktune-session; mkdir -p "$logs"
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
 
 step() {
   local name=$1 limit=$2; shift 2

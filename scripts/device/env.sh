@@ -1,0 +1,12 @@
+# Sourced, from the repository root, by the scripts that run on the GPU machine over a carried
+# .devbin/ (scripts/device/pack.sh): $out (the call's $OUT, created), the build's libraries, $KTUNE,
+# and a code-object cache seeded with what pack.sh compiled here for the device's arch, so that a
+# fresh lease's JIT compiles only what the carried templates do not already cover (entries are
+# keyed by everything that changes the binary, the compiler's version included: a seed that does
+# not match is never found, and costs nothing but its copy).
+out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
+if [ -d .devbin/cache ]; then
+  mkdir -p "$KTUNE_CACHE_DIR" && cp -rn .devbin/cache/. "$KTUNE_CACHE_DIR"/
+fi
