@@ -8,5 +8,5 @@ out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export KTUNE=$PWD/.devbin/ktune KTUNE_CACHE_DIR=/tmp/ktune-cache
 if [ -d .devbin/cache ]; then
-  mkdir -p "$KTUNE_CACHE_DIR" && cp -rn .devbin/cache/. "$KTUNE_CACHE_DIR"/
+  mkdir -p "$KTUNE_CACHE_DIR" && cp -r .devbin/cache/. "$KTUNE_CACHE_DIR"/  # same key, same bytes
 fi
