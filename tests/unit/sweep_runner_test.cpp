@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,7 @@ while IFS= read -r line; do
     *'"op":"hello"'*) echo '{"ready":true,"device":{"name":"Toy GPU","arch":"sm_90a"},"copy_gbps":1000.0,"matrix_tflops":0.4}' ;;
     *'"op":"exit"'*) exit 0 ;;
     *'"key":"heads=4,'*) result verify_failed 0 false "element 3 differs" ;;
+    *'"config":"rows=32,'*'kv_dtype=1"'*) result ok 5 true "" ;;
     *'"config":"rows=16,'*) result ok 10 true "" ;;
     *'"config":"rows=32,'*) result ok 20 false "" ;;
     *'"config":"rows=48,'*) result verify_failed 0 false "max error 3.5" ;;
@@ -148,6 +150,36 @@ TEST_F(SweepRunner, AKeyRunsItsConfigsInThePreviousKeysOrderFastestFirst) {
   EXPECT_EQ(order[3].second.rfind("rows=16,", 0), 0u) << "10 us in the first key";
   EXPECT_EQ(order[4].second.rfind("rows=32,", 0), 0u) << "20 us";
   EXPECT_EQ(order[5].second.rfind("rows=48,", 0), 0u) << "failed verification: last";
+}
+
+// Plan (heads, kv_dtype): (32, 0), (32, 1), (16, 0), (16, 1). rows=32 is the faster with
+// kv_dtype 1 (5 us against 10), rows=16 with 0 (10 against 20). kv_dtype is the stronger ranking
+// field, so (16, 0) follows (32, 0), not the previous key (32, 1), and (16, 1) follows (32, 1).
+TEST_F(SweepRunner, AKeyRunsItsConfigsInTheMostSimilarKeysOrder) {
+  Space s = space({32, 16}, {16, 32});
+  s.key_values[1] = {0, 1};
+  sweep(s);
+  std::vector<std::pair<std::string, std::string>> order;  // key, config
+  for (const auto& j : runs_requested()) order.emplace_back(j["key"], j["config"]);
+  ASSERT_EQ(order.size(), 8u);
+  EXPECT_EQ(order[2].first, "heads=32,kv_dtype=1");
+  EXPECT_EQ(order[2].second.rfind("rows=16,", 0), 0u) << "no key with kv_dtype 1 yet: the one with equal heads";
+  EXPECT_EQ(order[4].first, "heads=16,kv_dtype=0");
+  EXPECT_EQ(order[4].second.rfind("rows=16,", 0), 0u) << "as (32, 0), not as the previous key (32, 1)";
+  EXPECT_EQ(order[6].first, "heads=16,kv_dtype=1");
+  EXPECT_EQ(order[6].second.rfind("rows=32,", 0), 0u) << "as (32, 1), not as the previous key (16, 0)";
+}
+
+TEST_F(SweepRunner, RankingFieldsMustBeKeyFieldsEachOnce) {
+  using ::testing::ThrowsMessage;
+  using ::testing::HasSubstr;
+  family.ranking = {"kv_dtype", "rows"};
+  EXPECT_THAT([&] { sweep(space({32}, {16})); },
+              ThrowsMessage<Error>(HasSubstr("toy: ranking field 'rows' is no key field")));
+  family.ranking = {"heads", "heads"};
+  EXPECT_THAT([&] { sweep(space({32}, {16})); },
+              ThrowsMessage<Error>(HasSubstr("toy: ranking field 'heads' is listed twice")));
+  EXPECT_TRUE(runs_requested().empty()) << "refused before any candidate ran";
 }
 
 TEST_F(SweepRunner, ScreeningIsAbandonedAfterOneLaunchBeyondTwiceTheBest) {

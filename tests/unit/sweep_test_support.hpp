@@ -167,6 +167,7 @@ class ToyFamily : public Family {
   LaunchInfo launch_info(const Params&, const Params& config) const override {
     return {static_cast<int>(config.at("rows")) * 4, 0};
   }
+  std::vector<std::string> ranking_fields() const override { return ranking; }
   std::vector<Params> verify_shapes(const Params&) const override { return {Params{{"ctx", 7}, {"batch", 2}}}; }
   std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape, uint64_t,
                                         bool with_reference) const override {
@@ -174,6 +175,7 @@ class ToyFamily : public Family {
     return std::make_unique<ToyInstance>(ctx, key.at("heads") * 2 + shape.at("ctx"), with_reference);
   }
   mutable int instances = 0;  // how often instantiate ran
+  std::vector<std::string> ranking = {"kv_dtype", "heads"};
 
  private:
   std::vector<FieldSpec> keys_ = {{"heads", "query heads", 1, 128},

@@ -118,6 +118,15 @@ class Family {
   // (mla_decode: heads and block_len). The generated dispatcher then covers an untuned value with
   // the smallest larger tuned one, reported as a fallback. Default: exact values only.
   virtual bool covers_larger(std::string_view field) const noexcept { return false; }
+  // The key fields by how strongly they decide which config wins, strongest first. A sweep runs
+  // a key's configs fastest first on the most similar key it has already measured (equal in the
+  // first of these fields, then in the next, ...), so that its first candidate sets a tight
+  // screening cutoff. Default: the key fields as declared.
+  virtual std::vector<std::string> ranking_fields() const {
+    std::vector<std::string> names;
+    for (const auto& f : key_fields()) names.push_back(f.name);
+    return names;
+  }
   // The key field the generated dispatcher resolves by the nearest tuned bucket (the smallest
   // tuned value >= the query's, else the largest): requests per launch for mla_decode, tokens per
   // launch for qk_rope_cache. A name that is no key field of the family means: no bucket field.

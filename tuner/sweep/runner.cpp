@@ -103,6 +103,21 @@ std::string no_config_detail(const PlannedKey& k, std::string_view arch) {
                      fmt::join(reasons, "; "));
 }
 
+// The family's ranking fields, checked: key fields, each once, few enough for a 64-bit similarity.
+std::vector<std::string> ranking_fields(const Family& family) {
+  auto fields = family.ranking_fields();
+  const auto& keys = family.key_fields();
+  if (fields.size() > 64) throw Error(fmt::format("{}: {} ranking fields, at most 64", family.name(), fields.size()));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (std::none_of(keys.begin(), keys.end(), [&](const FieldSpec& f) { return f.name == fields[i]; }))
+      throw Error(fmt::format("{}: ranking field '{}' is no key field", family.name(), fields[i]));
+    if (std::find(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(i), fields[i]) !=
+        fields.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error(fmt::format("{}: ranking field '{}' is listed twice", family.name(), fields[i]));
+  }
+  return fields;
+}
+
 class Sweep {
  public:
   Sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
@@ -123,12 +138,19 @@ class Sweep {
   void resume();
   void start_worker_and_run();
   void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
-  // Indices of k's configs in the order to run them: those the nearest earlier key of the plan
-  // with ok results timed, fastest first, then the rest in plan order. Neighbouring keys rank
+  // Indices of k's configs in the order to run them: those the most similar earlier key of the
+  // plan with ok results timed, fastest first, then the rest in plan order. Similar keys rank
   // configs alike, so a key's first candidate sets a tight screening cutoff at once and the slow
-  // ones are abandoned early. Resumed results count as this run's: a resumed sweep runs its
-  // candidates in the order an uninterrupted one would have.
+  // ones are abandoned early. Similar: equal in the family's strongest ranking field, then in
+  // the next, ... (Family::ranking_fields), and of equally similar keys the nearest in the plan.
+  // Not merely the previous key: the plan varies the batch fastest, and a shard's previous key
+  // is many keys away (in mla_decode's default space the first candidate took 2.0x its key's
+  // best time that way, 1.03x with its ranking fields; results/README.md). Resumed results
+  // count as this run's: a resumed sweep runs its candidates in the order an uninterrupted one
+  // would have.
   std::vector<size_t> run_order(const PlannedKey& k) const;
+  // A key's similarity to k: bit i (from the top) set where they agree in ranking field i.
+  uint64_t similarity(const Params& a, const Params& b) const;
   db::Measurement run_candidate(const PlannedKey& k, size_t i, const jit::CompileOutcome& code, KeyTally& tally,
                                 bool& fully_timed);
   // Clears the key's measured gap or records one; reports it unless `progress` is null.
@@ -177,6 +199,7 @@ class Sweep {
   std::map<Params, KeyTally> prior_;  // per key, from the resumed runs
   std::map<Params, std::map<Params, double>> medians_;  // key -> config -> median of its ok results
   const std::vector<PlannedKey>* plan_keys_ = nullptr;   // run()'s plan while it runs: a key's neighbours
+  std::vector<std::string> ranking_ = ranking_fields(family_);
   SweepSummary summary_;
   std::string matrix_error_;  // why the first worker could not measure the matrix-core roof
   bool stopped_ = false;
@@ -342,8 +365,13 @@ std::vector<size_t> Sweep::run_order(const PlannedKey& k) const {
   std::vector<size_t> order(k.configs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   const std::map<Params, double>* previous = nullptr;
-  for (const PlannedKey* p = &k; !previous && p != plan_keys_->data();)
-    if (auto it = medians_.find((--p)->key); it != medians_.end()) previous = &it->second;
+  uint64_t closest = 0;
+  for (const PlannedKey* p = &k; p != plan_keys_->data();) {
+    --p;
+    auto it = medians_.find(p->key);
+    if (it == medians_.end()) continue;
+    if (const uint64_t s = similarity(k.key, p->key); !previous || s > closest) previous = &it->second, closest = s;
+  }
   if (!previous) return order;
   auto rank = [&](size_t i) {
     auto it = previous->find(k.configs[i]);
@@ -351,6 +379,12 @@ std::vector<size_t> Sweep::run_order(const PlannedKey& k) const {
   };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
   return order;
+}
+
+uint64_t Sweep::similarity(const Params& a, const Params& b) const {
+  uint64_t s = 0;
+  for (const auto& field : ranking_) s = s << 1 | (a.at(field) == b.at(field) ? 1 : 0);
+  return s;
 }
 
 void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress) {

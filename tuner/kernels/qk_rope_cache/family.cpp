@@ -32,6 +32,13 @@ class QkRopeCacheFamily final : public Family {
   const std::vector<FieldSpec>& shape_fields() const noexcept override { return rope::shape_fields(); }
   std::string_view template_file() const noexcept override { return "qk_rope_cache/qk_rope_cache.hip"; }
   std::string_view bucket_field() const noexcept override { return "tokens"; }
+  // Tokens per launch set the grid, so which config wins; then the types, which set the bytes
+  // moved per token; the rope variant and style change a few instructions. In the H200 smoke
+  // sweep (results/nvidia-h200/qk_rope_cache.sql) a key's first candidate would take 1.06x its
+  // best this way, 2.05x by the previous key of the plan (15 keys; geometric means).
+  std::vector<std::string> ranking_fields() const override {
+    return {"tokens", "kv_dtype", "q_dtype", "heads", "rope", "is_neox"};
+  }
 
   std::vector<std::string> name_expressions(const Params& key, const Params& config) const override {
     const Key k = key_of(key);
