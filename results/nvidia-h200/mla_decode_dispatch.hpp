@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-03T07:07:58Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash da2b21fadc24c88c, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.dHW5sW6YTx/mla_decode.db --budget 90 --timeout 20
+     run 1, started 2026-12-03T11:15:45Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 122a3a2ea176922b, ktune 0.1.0, host 'vm'
+       command: .devbin/ktune --templates /tmp/tmp.J4LvWb9lXh/templates sweep --kernel mla_decode --space smoke --db /root/out/smoke.db --budget 90 --timeout 20
 */
 #pragma once
 
@@ -136,41 +136,39 @@ struct ArchTable {
 };
 
 inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 3, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 3, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames9[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.96000076830387},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 84.45600047707558},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 106
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames1, 2, 256, 225792, 122.11199849843979},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 208
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames2, 2, 256, 225792, 188.81600350141525},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 327
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames2, 2, 256, 225792, 272.5920081138611},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 444
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames2, 2, 256, 225792, 546.5279817581177},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 567
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 57.792000472545624},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 42
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 94.82400119304657},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 130
-    {{16, 32, 128, 4, 2, Math::mma}, kNames3, 2, 128, 101760, 174.99200254678726},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 232
-    {{64, 32, 256, 7, 2, Math::mma}, kNames4, 2, 256, 222720, 282.9760015010834},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 356
-    {{64, 32, 256, 7, 0, Math::mma}, kNames4, 2, 256, 222720, 383.0399960279465},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 2, Math::mma}, kNames4, 2, 256, 222720, 754.5280158519745},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 596
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 52.271999418735504},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 62
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 84.89599823951721},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 150
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames6, 2, 256, 225792, 120.94399705529213},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 268
-    {{64, 32, 256, 4, 2, Math::wgmma_ss}, kNames6, 2, 256, 225792, 187.98399716615677},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 388
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames7, 2, 256, 225792, 268.5600072145462},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames7, 2, 256, 225792, 534.3360006809235},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 624
-    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 57.37600103020668},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 86
-    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 100.46399757266045},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 174
-    {{16, 32, 128, 4, 2, Math::mma}, kNames8, 2, 128, 101760, 172.7360039949417},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 292
-    {{64, 32, 256, 7, 2, Math::mma}, kNames9, 2, 256, 222720, 283.60000252723694},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 416
-    {{64, 32, 256, 7, 0, Math::mma}, kNames9, 2, 256, 222720, 384.5279961824417},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 535
-    {{64, 32, 256, 7, 2, Math::mma}, kNames9, 2, 256, 222720, 756.5920054912567},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 656
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.27999947965145},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 85.25599911808968},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 89
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 111.31199821829796},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 179
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 179.1360005736351},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 299
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 258.2560032606125},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 424
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 506.6879987716675},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 544
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 57.896001264452934},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 42
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 99.21600297093391},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 113
+    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 175.80799758434296},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 209
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 283.04000198841095},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 356
+    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 389.76000249385834},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 475
+    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 757.392019033432},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 570
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 52.239999175071716},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 45
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 85.51200106739998},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 133
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 111.03999987244606},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 237
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 176.43199861049652},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 357
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 256.400004029274},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 477
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 501.1039972305298},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 598
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 57.48800002038479},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 69
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 100.78400000929832},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 157
+    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 176.36799812316895},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 269
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 285.5679988861084},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 389
+    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 388.44799995422363},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 509
+    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 760.0000202655792},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 629
 };
 
 // sm_90a

@@ -567,6 +567,46 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   }
+  if constexpr (PV_RS) {
+    // wgmma: the rows go out through shared memory (q and the ring, free now), [row][kStageStride]
+    // fp32, then in 16-byte vectors, a loop that is not unrolled: written element by element, the
+    // 128 accumulators' stores with their row checks and two destinations were most of the
+    // kernel's code, fetched cold by every SM at the end of every CTA. (A stride of 516 words puts
+    // the lanes of one store, 8 dims x rows 0, 2, 4, 6, on distinct banks.)
+    constexpr int kStageStride = kValueDim + 4;
+    static_assert(ROWS * kStageStride * 4 <= G.p_offset(), "the staged rows fit in q and the ring");
+    float* const sO = reinterpret_cast<float*>(smem_bytes);
+#pragma unroll
+    for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+      for (int e = 0; e < mc::kLaneAcc; ++e) {
+        const int slot = o_slot(0, pb, e);
+        const int dim = pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e);
+        sO[o_row(slot) * kStageStride + dim] = acc[0][pb].v[e] * inv[slot];
+      }
+    __syncthreads();
+    constexpr int kVecs = kValueDim / 8;  // 8 dims a vector
+    const int live_rows = min_of(ROWS, rows_per_request - row0);
+#pragma unroll 1
+    for (int i = tid; i < live_rows * kVecs; i += THREADS) {
+      const int r = i / kVecs, d = i % kVecs * 8;
+      const u32x4 lo = load16(sO + r * kStageStride + d), hi = load16(sO + r * kStageStride + d + 4);
+      const i64 out_row = static_cast<i64>(b) * rows_per_request + row0 + r;
+      if (num_splits == 1) {
+        u32x4 packed;
+        packed.x = pack_bf16x2(__uint_as_float(lo.x), __uint_as_float(lo.y));
+        packed.y = pack_bf16x2(__uint_as_float(lo.z), __uint_as_float(lo.w));
+        packed.z = pack_bf16x2(__uint_as_float(hi.x), __uint_as_float(hi.y));
+        packed.w = pack_bf16x2(__uint_as_float(hi.z), __uint_as_float(hi.w));
+        store16(o + out_row * kValueDim + d, packed);
+      } else {
+        float* const dst = part_o + (static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + d;
+        store16(dst, lo);
+        store16(dst + 4, hi);
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int mt = 0; mt < PMT; ++mt)
 #pragma unroll
