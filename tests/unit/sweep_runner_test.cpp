@@ -16,6 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 
 // Logs every request; behaviour by key and config (rows=99 never arrives: it does not compile).
+// A pattern naming both matches "config" before "key": requests are JSON objects with their keys
+// in sorted order (nlohmann::json's default).
 const char* kWorker = R"(#!/bin/sh
 log="$1"
 answered=0
