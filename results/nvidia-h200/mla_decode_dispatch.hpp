@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-03T11:15:45Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 122a3a2ea176922b, ktune 0.1.0, host 'vm'
-       command: .devbin/ktune --templates /tmp/tmp.J4LvWb9lXh/templates sweep --kernel mla_decode --space smoke --db /root/out/smoke.db --budget 90 --timeout 20
+     run 1, started 2026-12-03T13:36:10Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 744692a6195e8f22, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.zYiT526cj3/mla_decode.db --budget 90 --timeout 20
 */
 #pragma once
 
@@ -27,14 +27,15 @@ constexpr const char* to_string(KvDtype v) noexcept {
   return "(not a label)";
 }
 
-// math: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms)
-enum class Math : std::int64_t { simt = 0, mma = 1, wgmma = 2, wgmma_ss = 3 };
+// math: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys)
+enum class Math : std::int64_t { simt = 0, mma = 1, wgmma = 2, wgmma_ss = 3, wgmma_t = 4 };
 constexpr const char* to_string(Math v) noexcept {
   switch (v) {
     case Math::simt: return "simt";
     case Math::mma: return "mma";
     case Math::wgmma: return "wgmma";
     case Math::wgmma_ss: return "wgmma_ss";
+    case Math::wgmma_t: return "wgmma_t";
   }
   return "(not a label)";
 }
@@ -55,7 +56,7 @@ struct Config {
   std::int64_t threads;  // [64, 512]: threads per CTA: 64, 128, 256 or 512
   std::int64_t stages;  // [1, 10]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of KV tiles (up to 10; a slot holds a tile, or 32 keys of a longer mma tile; two tiles' worth at least)
   std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer
-  Math math;  // one of simt, mma, wgmma, wgmma_ss: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms)
+  Math math;  // one of simt, mma, wgmma, wgmma_ss, wgmma_t: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys)
 };
 
 // A tuned kernel: what a caller needs to launch it without ktune.
@@ -137,38 +138,39 @@ struct ArchTable {
 
 inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames3[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 4, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames2[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.27999947965145},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 85.25599911808968},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 89
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 111.31199821829796},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 179
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 179.1360005736351},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 299
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 258.2560032606125},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 424
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 506.6879987716675},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 544
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 57.896001264452934},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 42
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 99.21600297093391},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 113
-    {{16, 32, 128, 4, 2, Math::mma}, kNames2, 2, 128, 101760, 175.80799758434296},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 209
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 283.04000198841095},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 356
-    {{64, 32, 256, 7, 0, Math::mma}, kNames3, 2, 256, 222720, 389.76000249385834},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 475
-    {{64, 32, 256, 7, 2, Math::mma}, kNames3, 2, 256, 222720, 757.392019033432},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 570
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 52.239999175071716},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 45
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 85.51200106739998},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 133
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 111.03999987244606},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 237
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 176.43199861049652},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 357
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 256.400004029274},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 477
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 501.1039972305298},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 598
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 57.48800002038479},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 69
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 100.78400000929832},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 157
-    {{16, 32, 128, 4, 2, Math::mma}, kNames6, 2, 128, 101760, 176.36799812316895},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 269
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 285.5679988861084},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 389
-    {{64, 32, 256, 7, 0, Math::mma}, kNames7, 2, 256, 222720, 388.44799995422363},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 509
-    {{64, 32, 256, 7, 2, Math::mma}, kNames7, 2, 256, 222720, 760.0000202655792},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 629
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.319999784231186},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 84.23199877142906},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 101
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 113.55200037360191},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 203
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 175.00799894332886},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 335
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 259.2960000038147},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 471
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 506.24001026153564},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 604
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 41.0613330701987},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 46
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 65.20799919962883},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 125
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 105.32800108194351},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 237
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 197.26400077342987},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 365
+    {{64, 32, 256, 7, 0, Math::mma}, kNames4, 2, 256, 222720, 385.23200154304504},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
+    {{16, 64, 128, 2, 0, Math::wgmma_t}, kNames2, 2, 128, 94784, 758.6880028247833},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 632
+    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 52.36800014972687},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 51
+    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 84.95999872684479},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 151
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames6, 2, 256, 225792, 111.53599992394447},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 267
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames6, 2, 256, 225792, 173.8400012254715},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 399
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames6, 2, 256, 225792, 255.64800202846527},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 531
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames6, 2, 256, 225792, 502.3519992828369},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 663
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 41.27466678619385},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 75
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 65.49600139260292},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 175
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames8, 2, 256, 171136, 106.11199960112572},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 299
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 198.81600141525269},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 431
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 390.23999869823456},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 565
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 759.9360048770905},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 698
 };
 
 // sm_90a

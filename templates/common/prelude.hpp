@@ -207,6 +207,13 @@ __device__ __forceinline__ u32x2 load8(const void* p) { return *static_cast<cons
 __device__ __forceinline__ u32x4 load16(const void* p) { return *static_cast<const u32x4*>(p); }
 __device__ __forceinline__ void store16(void* p, const u32x4& v) { *static_cast<u32x4*>(p) = v; }
 
+// Eight floats, each times `scale`, to eight bf16 in one 16-byte vector (element 0 in the low half
+// of .x): an output row's vector store.
+__device__ __forceinline__ u32x4 pack_bf16x8(const float* x, float scale = 1.f) {
+  return u32x4{pack_bf16x2(x[0] * scale, x[1] * scale), pack_bf16x2(x[2] * scale, x[3] * scale),
+               pack_bf16x2(x[4] * scale, x[5] * scale), pack_bf16x2(x[6] * scale, x[7] * scale)};
+}
+
 // Eight bf16 (one u32x4) widened to float.
 __device__ __forceinline__ void bf16x8_to_float(const u32x4& v, float (&f)[8]) {
   f[0] = bf16_lo(v.x), f[1] = bf16_hi(v.x), f[2] = bf16_lo(v.y), f[3] = bf16_hi(v.y);

@@ -41,6 +41,12 @@
 //                            load_a(step, m, a) filling warp w's fragment of rows 64 m + 16 w ..
 //                            and k 16 step .. (the mma.sync m16n8k16 A layout), B = K x 64 read
 //                            K-major from KMajorRows<B_ROW_BYTES> at b (its 64 rows are B's cols)
+//   RegisterProducts<N>      products of 64 x N issued one by one, A from registers (as above)
+//                            and B = N rows of a K-major matrix in 128-byte swizzled rows, for
+//                            kernels that decode A on its way: fence() once the A registers or d
+//                            were written, accumulate(d, a, b, byte) per product, commit() after
+//                            a group, wait<P>() until at most P groups run, settle(x) after it
+//   sync<THREADS>(id)        a barrier of THREADS threads (a warpgroup) on named barrier id (1..15)
 // Only sm_90a has wgmma (__CUDA_ARCH_FEAT_SM90_ALL). Elsewhere product() exists only to be named:
 // instantiating it is a compile error, and the families prune the configs that would.
 #include "common/matrix_core.hpp"
@@ -205,9 +211,48 @@ __device__ __forceinline__ void mma_f16_registers(mc::Acc16* d, const u32 (&a)[4
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
 }
 
+// d (64 x 16, one mc::Acc16 per warp) += A B in fp16 with A from registers (as mma_f16_registers).
+__device__ __forceinline__ void mma_f16_registers_n16(mc::Acc16& d, const u32 (&a)[4], Desc b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+      "{%8, %9, %10, %11}, %12, 1, 1, 1, 0;\n"
+      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]),
+        "+f"(d.v[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
+}
+
 #undef KTUNE_WG_ACC
 
 }  // namespace detail
+
+template <int N>
+struct RegisterProducts {
+  static_assert(N == 16, "RegisterProducts: n16 only");
+  __device__ __forceinline__ static void fence() { detail::fence(); }
+  __device__ __forceinline__ static void commit() { detail::commit(); }
+  template <int PENDING>
+  __device__ __forceinline__ static void wait() {
+    detail::wait<PENDING>();
+  }
+  // B: rows of 128 bytes from `rows` (a 1024-byte boundary), 8-row groups 1024 bytes apart; the
+  // product's 16 k start `byte` bytes on (a multiple of 32; whole 1024-byte panels allowed).
+  __device__ __forceinline__ static void accumulate(mc::Acc16& d, const u32 (&a)[4], const u8* rows, u32 byte) {
+    detail::mma_f16_registers_n16(d, a, detail::Desc::k_major(rows).plus(byte));
+  }
+  template <int BLOCKS>
+  __device__ __forceinline__ static void settle(mc::Acc16 (&d)[BLOCKS]) {
+    detail::settle(d);
+  }
+  template <int SETS>
+  __device__ __forceinline__ static void settle(u32 (&a)[SETS][4]) {
+    detail::settle(a);
+  }
+};
+
+template <int THREADS>
+__device__ __forceinline__ void sync(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+}
 
 template <int N, int DIMS, int A_ROWS, int B_ROWS>
 __device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* a, const u8* b) {
@@ -310,6 +355,14 @@ __device__ void load_transposed_f16(u32 (&)[4], const u8*, int, int) {
 template <int K, int B_ROW_BYTES, class LoadA>
 __device__ void accumulate_transposed(mc::Acc16 (&)[16], LoadA, const u8*) {
   static_assert(Unavailable<K>::kValue, "wgmma is sm_90a's");
+}
+template <int N>
+struct RegisterProducts {
+  static_assert(Unavailable<N>::kValue, "wgmma is sm_90a's");
+};
+template <int THREADS>
+__device__ void sync(int) {
+  static_assert(Unavailable<THREADS>::kValue, "named warpgroup barriers are used with wgmma, sm_90a's");
 }
 
 #endif

@@ -259,5 +259,47 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }
 };
 
+// Geometry of the transposed kernel (mla_decode_transposed.hip, math = "wgmma_t", sm_90a, fp8
+// caches): both products with the keys or the value dims as wgmma's 64 rows and the CTA's query
+// rows as its N, S^T = K Q^T and O^T = V^T P^T, so that few query rows (a decode step's 16 heads)
+// still fill whole products and each fp8 code is decoded once per product straight into the
+// A registers. Each warpgroup streams its own tiles (every warpgroups()-th tile of the CTA's keys)
+// through its own ring; the warpgroups meet only in the q tile and, at the end, in one merge.
+constexpr int kTransposedRows = 16;   // N of both products: query rows per CTA
+constexpr int kTransposedKeys = 64;   // M of S^T: keys per tile
+constexpr int kWarpgroupThreads = 4 * 32;
+struct TransposedGeometry {
+  int rows;
+  int keys;
+  int threads;
+  int stages;  // ring slots per warpgroup, one tile each
+  int kv_dtype;
+
+  KTUNE_GEOMETRY_FN int warpgroups() const { return threads / kWarpgroupThreads; }
+  // Shared memory, in bytes: the q tile in fp16 (rows x 576, panels of 64 dims in wgmma's
+  // 128-byte swizzle: the B of S^T = K Q^T), then per warpgroup its ring (stages tiles of 576-byte
+  // code rows, 16-byte chunks swizzled: TransposedCodes), P^T (rows x keys fp16, the B of O^T =
+  // V^T P^T) and its row maxima (4 warps x rows fp32), then the row sums (4 warps
+  // x rows per warpgroup) and the other warpgroups' maxima for the merge.
+  KTUNE_GEOMETRY_FN int q_bytes() const { return rows * kHeadDim * 2; }
+  KTUNE_GEOMETRY_FN int stage_bytes() const { return keys * kHeadDim; }
+  KTUNE_GEOMETRY_FN int ring_offset(int wg) const { return q_bytes() + wg * stages * stage_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const { return rows * keys * 2; }
+  KTUNE_GEOMETRY_FN int p_offset(int wg) const { return ring_offset(warpgroups()) + wg * p_bytes(); }
+  KTUNE_GEOMETRY_FN int max_offset(int wg) const { return p_offset(warpgroups()) + wg * 4 * rows * 4; }
+  KTUNE_GEOMETRY_FN int sum_offset() const { return max_offset(warpgroups()); }
+  KTUNE_GEOMETRY_FN int merge_max_offset() const { return sum_offset() + warpgroups() * 4 * rows * 4; }
+  KTUNE_GEOMETRY_FN int shared_bytes() const { return merge_max_offset() + warpgroups() * rows * 4; }
+  // A warpgroup's O^T accumulators (8 products of 64 dims x rows) staged for the merge in its own
+  // ring, which the last tile has left by then.
+  KTUNE_GEOMETRY_FN int merge_bytes() const { return kValueDim * rows * 4; }
+
+  KTUNE_GEOMETRY_FN bool valid() const {
+    return rows == kTransposedRows && keys == kTransposedKeys && (threads == 128 || threads == 256) &&
+           stages >= 2 && stages <= kMaxRingSlots && kv_dtype != kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz &&
+           stages * stage_bytes() >= merge_bytes();
+  }
+};
+
 }  // namespace mla_tile
 }  // namespace ktune

@@ -288,12 +288,7 @@ __global__ void __launch_bounds__(THREADS)
     const float row_lse = sum > 0.f ? (sMax[r] + log2f(sum)) * kLn2 : neg_inf();
     const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
     if (num_splits == 1) {
-      u32x4 packed;
-      packed.x = pack_bf16x2(acc[i][0] * inv, acc[i][1] * inv);
-      packed.y = pack_bf16x2(acc[i][2] * inv, acc[i][3] * inv);
-      packed.z = pack_bf16x2(acc[i][4] * inv, acc[i][5] * inv);
-      packed.w = pack_bf16x2(acc[i][6] * inv, acc[i][7] * inv);
-      store16(o + out_row * kValueDim + vc, packed);
+      store16(o + out_row * kValueDim + vc, pack_bf16x8(acc[i], inv));
       if (lse != nullptr && vc == 0) lse[out_row] = row_lse;
     } else {
       const i64 part_row = static_cast<i64>(split) * batch * rows_per_request + out_row;
@@ -376,16 +371,13 @@ __global__ void __launch_bounds__(THREADS)
     for (int e = 0; e < kVec; ++e) acc[e] += s_acc[g][d0 + e];
   }
   const float inv = weight_sum > 0.f ? 1.f / weight_sum : 0.f;
-  u32x4 packed;
-  packed.x = pack_bf16x2(acc[0] * inv, acc[1] * inv);
-  packed.y = pack_bf16x2(acc[2] * inv, acc[3] * inv);
-  packed.z = pack_bf16x2(acc[4] * inv, acc[5] * inv);
-  packed.w = pack_bf16x2(acc[6] * inv, acc[7] * inv);
-  store16(o + row * kValueDim + d0, packed);
+  store16(o + row * kValueDim + d0, pack_bf16x8(acc, inv));
   if (lse != nullptr && tid == 0) lse[row] = weight_sum > 0.f ? max_lse + logf(weight_sum) : neg_inf();
 }
 
 }  // namespace ktune
 
-// The matrix-core path (math = "mma") lives beside it, in the same rendered source.
+// The matrix-core paths (math = "mma", "wgmma", "wgmma_ss"; "wgmma_t") live beside it, in the same
+// rendered source.
 #include "mla_decode/mla_decode_mma.hip"
+#include "mla_decode/mla_decode_transposed.hip"

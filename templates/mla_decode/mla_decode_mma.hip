@@ -593,40 +593,35 @@ __global__ void __launch_bounds__(THREADS, 1)
       const u32x4 lo = load16(sO + r * kStageStride + d), hi = load16(sO + r * kStageStride + d + 4);
       const i64 out_row = static_cast<i64>(b) * rows_per_request + row0 + r;
       if (num_splits == 1) {
-        u32x4 packed;
-        packed.x = pack_bf16x2(__uint_as_float(lo.x), __uint_as_float(lo.y));
-        packed.y = pack_bf16x2(__uint_as_float(lo.z), __uint_as_float(lo.w));
-        packed.z = pack_bf16x2(__uint_as_float(hi.x), __uint_as_float(hi.y));
-        packed.w = pack_bf16x2(__uint_as_float(hi.z), __uint_as_float(hi.w));
-        store16(o + out_row * kValueDim + d, packed);
+        const float x[8] = {__uint_as_float(lo.x), __uint_as_float(lo.y), __uint_as_float(lo.z), __uint_as_float(lo.w),
+                            __uint_as_float(hi.x), __uint_as_float(hi.y), __uint_as_float(hi.z), __uint_as_float(hi.w)};
+        store16(o + out_row * kValueDim + d, pack_bf16x8(x));
       } else {
         float* const dst = part_o + (static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + d;
         store16(dst, lo);
         store16(dst + 4, hi);
       }
     }
-    return;
+  } else {
+#pragma unroll
+    for (int mt = 0; mt < PMT; ++mt)
+#pragma unroll
+      for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+        for (int e = 0; e < mc::kLaneAcc; ++e) {
+          const int slot = o_slot(mt, pb, e);
+          const int row = row0 + o_row(slot);
+          if (row >= rows_per_request) continue;
+          const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
+          // The fp8 path's P V step permutes the dims of two blocks (mc::pv8_dim).
+          const int dim = FP8 ? mc::pv8_dim(pv_dim0 + pb / 2 * 32, pb % 2, e) : pv_dim0 + pb * 16 + mc::acc_col(e);
+          const float x = acc[mt][pb].v[e] * inv[slot];
+          if (num_splits == 1)
+            o[out_row * kValueDim + dim] = static_cast<u16>(float_to_bf16(x));
+          else
+            part_o[(static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim] = x;
+        }
   }
-#pragma unroll
-  for (int mt = 0; mt < PMT; ++mt)
-#pragma unroll
-    for (int pb = 0; pb < PVB; ++pb)
-#pragma unroll
-      for (int e = 0; e < mc::kLaneAcc; ++e) {
-        const int slot = o_slot(mt, pb, e);
-        const int row = row0 + o_row(slot);
-        if (row >= rows_per_request) continue;
-        const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
-        // The fp8 path's P V step permutes the dims of two blocks (mc::pv8_dim).
-        const int dim = PV_RS ? pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e)
-                        : FP8 ? mc::pv8_dim(pv_dim0 + pb / 2 * 32, pb % 2, e)
-                              : pv_dim0 + pb * 16 + mc::acc_col(e);
-        const float x = acc[mt][pb].v[e] * inv[slot];
-        if (num_splits == 1)
-          o[out_row * kValueDim + dim] = static_cast<u16>(float_to_bf16(x));
-        else
-          part_o[(static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim] = x;
-      }
 }
 
 }  // namespace ktune

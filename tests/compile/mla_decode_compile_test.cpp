@@ -31,9 +31,12 @@ TEST_P(MlaDecodeCompile, EveryFeasibleInstance) {
   const auto swept = compile_test::feasible_instances(family(), "default", arch);
   EXPECT_TRUE(std::includes(names.begin(), names.end(), swept.begin(), swept.end()))
       << "the default space has instances that mla_decode_instances.toml lacks";
-  // H, L, batch and split are run-time arguments: many candidates share one instance. Both math
-  // paths must keep at least one feasible instance, or this test would prove nothing about one.
-  for (const char* kernel : {"ktune::mla_decode<", "ktune::mla_decode_mma<"})
+  // H, L, batch and split are run-time arguments: many candidates share one instance. Every kernel
+  // template must keep at least one feasible instance, or this test would prove nothing about it
+  // (the transposed one is sm_90a's).
+  std::vector<const char*> kernels = {"ktune::mla_decode<", "ktune::mla_decode_mma<"};
+  if (arch == "sm_90a") kernels.push_back("ktune::mla_decode_transposed<");
+  for (const char* kernel : kernels)
     EXPECT_TRUE(std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(kernel, 0) == 0; }))
         << "no " << kernel << "...> instance is feasible on " << arch;
   // About 40 instances per program: one parse of the template serves many name expressions.
@@ -56,7 +59,7 @@ TEST_P(MlaDecodeCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
 INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
-// The fifth template argument (MATH) of a "ktune::mla_decode_mma<R, K, T, S, M, ...>" name.
+// The fifth template argument (MATH) of a "ktune::mla_decode...<R, K, T, S, M, ...>" name.
 std::string math_argument(const std::string& name) {
   size_t at = name.find('<');
   for (int i = 0; i < 4; ++i) at = name.find(", ", at) + 2;
@@ -67,8 +70,8 @@ std::string math_argument(const std::string& name) {
 // wait; elsewhere it serializes them or injects waits, and says so in its verbose report (codes
 // C75xx, "Potential Performance Loss"). On the H200 a form of the kernel that ptxas serialized ran
 // h128_l1_bf16 in 1172 us against 902 (results/nvidia-h200/profiles/mla_decode_wgmma_pv_stalls.md).
-// Every wgmma and wgmma_ss instance of the default space is checked; the check fails on a planted read of the
-// Q K^T accumulators before their wait.
+// Every wgmma, wgmma_ss and wgmma_t instance of the default space is checked; the check fails on a
+// planted read of the Q K^T accumulators before their wait.
 std::string ptxas_performance_notes(const std::string& source, const std::vector<std::string>& names) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
   const backend::CompileResult r =
@@ -85,8 +88,7 @@ TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
     GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
   std::vector<std::string> wgmma;
   for (const std::string& n : compile_test::feasible_instances(family(), "default", "sm_90a"))
-    if (n.rfind("ktune::mla_decode_mma<", 0) == 0 && (math_argument(n) == "2" || math_argument(n) == "3"))
-      wgmma.push_back(n);
+    if (math_argument(n) == "2" || math_argument(n) == "3" || math_argument(n) == "4") wgmma.push_back(n);
   ASSERT_FALSE(wgmma.empty()) << "the default space has no wgmma instance";
   const std::string source = jit::render(family().template_file());
   EXPECT_EQ(ptxas_performance_notes(source, wgmma), "");

@@ -143,7 +143,38 @@ TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
   EXPECT_EQ(main_kernel_name({64, 64, 256, 2, 0, kMathWgmmaSs}, num::KvDtype::bf16, false, 0),
             "ktune::mla_decode_mma<64, 64, 256, 2, 3, 0, 0, 0>");
   EXPECT_EQ(config_fields()[5].format(kMathWgmmaSs), "wgmma_ss");
-  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 4})), Error) << "math=4 is no path";
+  // wgmma_t: the transposed kernel (MATH = 4).
+  EXPECT_EQ(main_kernel_name({16, 64, 256, 2, 0, kMathWgmmaT}, num::KvDtype::fp8_e4m3fnuz, true, -1),
+            "ktune::mla_decode_transposed<16, 64, 256, 2, 4, 2, 1, -1>");
+  EXPECT_EQ(config_fields()[5].format(kMathWgmmaT), "wgmma_t");
+  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 5})), Error) << "math=5 is no path";
+}
+
+TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithItsOneTile) {
+  const Key h16{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
+  const Config two_groups{16, 64, 256, 2, 0, kMathWgmmaT};
+  EXPECT_EQ(why_not(h16, two_groups, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not({16, 1, true, num::KvDtype::fp8_e4m3fnuz, 128}, two_groups, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h16, {16, 64, 128, 5, 0, kMathWgmmaT}, "sm_90a"), std::nullopt) << "the deepest ring that fits";
+  EXPECT_EQ(why_not(h16, {16, 64, 128, 2, 0, kMathWgmmaT}, "sm_90a"), std::nullopt) << "two CTAs share an SM";
+  EXPECT_THAT(why_not(h16, {16, 64, 128, 4, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("ring of 5 slots"));
+  EXPECT_THAT(why_not(h16, {16, 64, 256, 3, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(h16, {16, 64, 128, 1, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("ring of 2.."));
+  EXPECT_THAT(why_not(h16, two_groups, "gfx90a").value_or(""), HasSubstr("math=wgmma_t needs sm_90a"));
+  EXPECT_THAT(why_not(h16, two_groups, "sm_90").value_or(""), HasSubstr("needs sm_90a"));
+  EXPECT_THAT(why_not({16, 1, true, num::KvDtype::bf16, 128}, two_groups, "sm_90a").value_or(""),
+              HasSubstr("fp8 caches only"));
+  EXPECT_THAT(why_not(h16, {32, 64, 256, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("16 query rows"));
+  EXPECT_THAT(why_not(h16, {16, 32, 256, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("64 keys"));
+  EXPECT_THAT(why_not(h16, {16, 64, 512, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("warpgroups"));
+  // Shared memory: the fp16 q tile, per warpgroup a ring of 576-byte code rows, P^T and the row
+  // maxima, then the row sums and the merge's maxima.
+  const auto g = transposed_geometry(two_groups, num::KvDtype::fp8_e4m3fn);
+  EXPECT_EQ(g.warpgroups(), 2);
+  EXPECT_EQ(g.shared_bytes(), 16 * 576 * 2 + 2 * (2 * 64 * 576 + 16 * 64 * 2 + 4 * 16 * 4) + 2 * 4 * 16 * 4 + 2 * 16 * 4);
+  EXPECT_EQ(g.p_offset(0) % 1024, 0) << "wgmma's 128-byte swizzle is anchored at 1024-byte boundaries";
+  EXPECT_EQ(g.p_offset(1) % 1024, 0);
+  EXPECT_EQ(family().launch_info(to_params(h16), to_params(two_groups)).shared_bytes, g.shared_bytes());
 }
 
 TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {

@@ -17,16 +17,19 @@ namespace {
 // Small enough for every target's shared memory and registers: per math path, the config of the
 // small checks and the one of the timing-size launch. The mma ring of 3 tiles of 16 keys wraps
 // around several times over 77 keys.
+// The cache types a path reads: wgmma and wgmma_ss read bf16 only, wgmma_t fp8 only.
+enum class Caches { kAll, kBf16, kFp8 };
 struct MathConfigs {
   const char* name;
   Config small, timing;
-  bool bf16_only = false;  // the path reads no fp8 cache
+  Caches caches = Caches::kAll;
 };
 constexpr MathConfigs kMathConfigs[] = {
     {"simt", {16, 16, 256, 1, 0, kMathSimt}, {16, 32, 256, 1, 1, kMathSimt}},
     {"mma", {16, 16, 64, 3, 0, kMathMma}, {16, 32, 128, 4, 1, kMathMma}},
-    {"wgmma", {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 1, kMathWgmma}, true},
-    {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, true},
+    {"wgmma", {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 1, kMathWgmma}, Caches::kBf16},
+    {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, Caches::kBf16},
+    {"wgmma_t", {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},
 };
 // Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
 constexpr Shape kShape{77, 16, 3, true};
@@ -40,8 +43,15 @@ class MlaDecodeControls : public WithDevice<testing::TestWithParam<MathConfigs>>
       GTEST_SKIP() << GetParam().name << " does not run on " << device().ctx->info().arch << ": " << *why;
   }
   static Config small() { return GetParam().small; }
-  // The cache type a case asks for, or bf16 on a path that reads no fp8.
-  static num::KvDtype kv(num::KvDtype wanted) { return GetParam().bf16_only ? num::KvDtype::bf16 : wanted; }
+  // The cache type a case asks for, or bf16 on a path that reads no fp8, or fp8_e4m3fn for bf16 on
+  // one that reads no bf16.
+  static num::KvDtype kv(num::KvDtype wanted) {
+    switch (GetParam().caches) {
+      case Caches::kBf16: return num::KvDtype::bf16;
+      case Caches::kFp8: return wanted == num::KvDtype::bf16 ? num::KvDtype::fp8_e4m3fn : wanted;
+      default: return wanted;
+    }
+  }
 
   Verdict run(const Key& key, const Variant& variant, int splits = 1, uint64_t seed = 7) {
     kernels().prepare({variant});
@@ -67,9 +77,9 @@ TEST_P(MlaDecodeControls, CausalAndNonCausalKernelsDisagreeForBlocksOfTwoOrMore)
 TEST_P(MlaDecodeControls, MasksAgreeForSingleTokenBlocks) {
   // With L = 1 the causal row sees every key: both kernels must pass, so that the disagreement
   // above is the mask's and nothing else's.
-  const Key key{8, 1, false, num::KvDtype::bf16, 1};
-  EXPECT_TRUE(run(key, {small(), num::KvDtype::bf16, false, 0}).ok);
-  EXPECT_TRUE(run(key, {small(), num::KvDtype::bf16, true, 0}).ok);
+  const Key key{8, 1, false, kv(num::KvDtype::bf16), 1};
+  EXPECT_TRUE(run(key, {small(), key.kv_dtype, false, 0}).ok);
+  EXPECT_TRUE(run(key, {small(), key.kv_dtype, true, 0}).ok);
 }
 
 TEST_P(MlaDecodeControls, PlantedOffByOneIsRejected) {
@@ -81,14 +91,14 @@ TEST_P(MlaDecodeControls, PlantedOffByOneIsRejected) {
           << "a mask one key short passed, causal=" << causal << " splits=" << splits;
     }
   // One key too many is visible only under the causal mask (kv_len caps the other).
-  const Key key{12, 4, true, num::KvDtype::bf16, 1};
+  const Key key{12, 4, true, kv(num::KvDtype::bf16), 1};
   EXPECT_FALSE(run(key, {small(), key.kv_dtype, true, 1}).ok) << "a causal mask one key long passed";
 }
 
 TEST_P(MlaDecodeControls, PoisonedOutputsFailUntilAKernelWritesThem) {
-  const Variant variant{small(), num::KvDtype::bf16, true, 0};
+  const Variant variant{small(), kv(num::KvDtype::bf16), true, 0};
   kernels().prepare({variant});
-  DeviceInstance instance(*device().ctx, make_problem({8, 2, true, num::KvDtype::bf16, 1}, kShape, 3), true, 1, 1);
+  DeviceInstance instance(*device().ctx, make_problem({8, 2, true, variant.kv_dtype, 1}, kShape, 3), true, 1, 1);
   instance.poison();
   const Verdict unwritten = instance.verify();
   EXPECT_FALSE(unwritten.ok);

@@ -2,8 +2,8 @@
 // 1..128, block lengths of 1..16, both masks, all three cache types, page sizes of 1, 16, 64 and
 // 1536 tokens, kv_len == L, lengths that are no tile multiple and mixed lengths in one batch, each
 // with the keys unsplit and split three ways (empty splits included), each case through every math
-// path (SIMT, matrix cores, and where the device has them, wgmma and wgmma_ss for the bf16 cache) on the same
-// inputs. Shapes stay small: the reference on the CPU is
+// path (SIMT, matrix cores, and where the device has them, wgmma and wgmma_ss for the bf16 cache and
+// wgmma_t for the fp8 ones) on the same inputs. Shapes stay small: the reference on the CPU is
 // the cost.
 #include <gtest/gtest.h>
 
@@ -19,9 +19,11 @@ constexpr num::KvDtype kDtypes[] = {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn
 constexpr int kForcedSplits[] = {1, 3};
 constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
 
-constexpr int kMaths[] = {kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs};
-// Paths that must run every cache type on every device; wgmma(_ss) runs the bf16 cache on sm_90a.
+constexpr int kMaths[] = {kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs, kMathWgmmaT};
+// Paths that must run every cache type on every device; wgmma(_ss) runs the bf16 cache on sm_90a,
+// wgmma_t the fp8 ones.
 bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
+  if (math == kMathWgmmaT) return kv_dtype != num::KvDtype::bf16 && arch == "sm_90a";
   return !is_wgmma(math) || (kv_dtype == num::KvDtype::bf16 && arch == "sm_90a");
 }
 
@@ -37,6 +39,7 @@ const std::vector<Config>& test_configs() {
       {16, 128, 256, 9, 0, kMathMma},
       {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 0, kMathWgmma},
       {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 0, kMathWgmmaSs},
+      {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 0, kMathWgmmaT}, {16, 64, 128, 2, 0, kMathWgmmaT},
   };
   return configs;
 }

@@ -61,22 +61,20 @@ std::optional<std::string> simt_infeasible(const Config& c, num::KvDtype kv_dtyp
   return register_excess(g.live_registers(), kRegisterSharePercent, c, target);
 }
 
-// How many CTAs of a matrix-core config a compute unit holds at once (the kernel's launch bounds
+// How many CTAs of a matrix-core config a compute unit holds at once (the kernels' launch bounds
 // ask for one, so ptxas may take every register a thread can have).
 int64_t resident_ctas(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
-  return resident_blocks(target, mma_geometry(c, kv_dtype, target.warp_size).shared_bytes(), c.threads);
+  return resident_blocks(target, shared_bytes(c, kv_dtype), c.threads);
 }
 
-// Configs of the matrix-core kernel that fit but cannot beat a sibling that also fits, with as
+// Configs of the matrix-core kernels that fit but cannot beat a sibling that also fits, with as
 // many CTAs per compute unit: pruned so that sweeps and the compile check (which compiles every
 // instance of the default space) spend no time on them.
 std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   const int64_t resident = resident_ctas(c, kv_dtype, target);
   const auto beats = [&](const Config& other) {
-    return mma_geometry(other, kv_dtype, target.warp_size).shared_bytes() <= target.shared_per_block &&
-           resident_ctas(other, kv_dtype, target) >= resident;
+    return shared_bytes(other, kv_dtype) <= target.shared_per_block && resident_ctas(other, kv_dtype, target) >= resident;
   };
-  const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   const std::string math = math_name(c);
   // A ring of 2 tiles of 32 keys holds the bytes of 4 tiles of 16 keys with half the barriers per
   // key and twice the warps in Q K^T.
@@ -98,6 +96,8 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
     return fmt::format("math={}: a ring of {} slots fits {} as many times per compute unit and keeps more bytes "
                        "in flight",
                        math, deeper.stages, target.arch);
+  if (c.math == kMathWgmmaT) return std::nullopt;  // every warp takes part in both of its products
+  const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
   // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
   // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
@@ -125,6 +125,30 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
                        mla_tile::kWgmmaThreads);
   if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math={} takes 32 or 64 keys per tile", c.keys, math);
   return std::nullopt;
+}
+
+// The transposed kernel (math=wgmma_t, mla_decode_transposed.hip): Hopper's warpgroup products
+// with the keys and value dims as their 64 rows and 16 query rows as their N, fp8 codes decoded
+// into their A registers; one or two warpgroups, each with its own ring of 64-key tiles. (No
+// register estimate: ptxas gives its instances 231 to 233 registers, without spills, CUDA 13.0.)
+std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  if (!target.warpgroup_mma)
+    return fmt::format("math=wgmma_t needs sm_90a's warpgroup products, which {} lacks", target.arch);
+  if (kv_dtype == num::KvDtype::bf16)
+    return std::string("math=wgmma_t decodes fp8 codes on their way to the products: fp8 caches only (bf16 ones "
+                       "take wgmma or wgmma_ss)");
+  if (c.rows != mla_tile::kTransposedRows)
+    return fmt::format("rows={}: math=wgmma_t's products have {} query rows (their N)", c.rows,
+                       mla_tile::kTransposedRows);
+  if (c.keys != mla_tile::kTransposedKeys)
+    return fmt::format("keys={}: math=wgmma_t's S^T products have {} keys (their 64 rows)", c.keys,
+                       mla_tile::kTransposedKeys);
+  if (!one_of(c.threads, {128, 256}))
+    return fmt::format("threads={}: math=wgmma_t runs one or two warpgroups (128 or 256 threads)", c.threads);
+  if (!transposed_geometry(c, kv_dtype).valid())
+    return fmt::format("stages={}: math=wgmma_t gives each warpgroup a ring of 2..{} tiles", c.stages,
+                       mla_tile::kMaxRingSlots);
+  return shared_excess(shared_bytes(c, kv_dtype), target);
 }
 
 // The matrix-core kernel's limits, for math=mma, wgmma and wgmma_ss (named in the reasons).
@@ -184,7 +208,7 @@ class MlaDecodeFamily final : public Family {
     return field == "heads" || field == "block_len";
   }
 
-  // The cache type picks the math path (fp8: mma only) and the batch the split and the tile
+  // The cache type picks the math path (fp8: mma or wgmma_t) and the batch the split and the tile
   // depth; then L and H, which set the rows a tile carries. In the default space's complete
   // sweep, ranking by these made a key's first candidate 1.03x its best (geometric mean) where
   // the previous key of the plan made it 2.0x (results/README.md).
@@ -220,6 +244,7 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
   // 128-key tiles exist for the matrix-core kernel's fp8 rings (80 KiB a tile: two fit, with all
   // eight warps of a CTA in Q K^T); the SIMT kernel keeps the tiles its tests cover.
   if (c.keys == 128 && c.math != kMathMma) return std::string("keys=128 is math=mma's (simt has 16, 32 or 64)");
+  if (c.math == kMathWgmmaT) return transposed_infeasible(c, kv_dtype, target);
   if (is_wgmma(c.math))
     if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;
   if (!one_of(c.threads, {64, 128, 256, 512})) return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);

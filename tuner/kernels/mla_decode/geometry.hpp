@@ -17,9 +17,28 @@ constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dt
           c.math == kMathWgmmaSs ? 1 : 0};
 }
 
+// The transposed kernel's geometry (math wgmma_t).
+constexpr mla_tile::TransposedGeometry transposed_geometry(const Config& c, num::KvDtype kv_dtype) noexcept {
+  return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype)};
+}
+
 // Dynamic shared memory of the config's main kernel (independent of the warp size).
 constexpr int shared_bytes(const Config& c, num::KvDtype kv_dtype) noexcept {
-  return c.math == kMathSimt ? geometry(c, kv_dtype).shared_bytes() : mma_geometry(c, kv_dtype, 32).shared_bytes();
+  switch (c.math) {
+    case kMathSimt: return geometry(c, kv_dtype).shared_bytes();
+    case kMathWgmmaT: return transposed_geometry(c, kv_dtype).shared_bytes();
+    default: return mma_geometry(c, kv_dtype, 32).shared_bytes();
+  }
+}
+
+// Whether the config's main kernel tiles (each kernel static_asserts the same) with a warp of
+// `warp` lanes.
+constexpr bool tiles(const Config& c, num::KvDtype kv_dtype, int warp) noexcept {
+  switch (c.math) {
+    case kMathSimt: return geometry(c, kv_dtype).valid();
+    case kMathWgmmaT: return warp == 32 && transposed_geometry(c, kv_dtype).valid();
+    default: return mma_geometry(c, kv_dtype, warp).valid();
+  }
 }
 
 }  // namespace ktune::mla

@@ -91,9 +91,7 @@ void DeviceInstance::launch(const Candidate& c, int rotation) {
 void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int num_splits) {
   const HostProblem& p = problem_;
   const Config config = config_of(c.config);
-  const bool tiles = config.math == kMathSimt ? geometry(config, p.kv_dtype).valid()
-                                              : mma_geometry(config, p.kv_dtype, ctx_.info().warp_size).valid();
-  if (!tiles)
+  if (!tiles(config, p.kv_dtype, ctx_.info().warp_size))
     throw Error(fmt::format("mla_decode: config {{{}}} does not tile (rows, keys, threads, stages) with a warp of {}",
                             c.config.canonical(), ctx_.info().warp_size));
   const int shared = shared_bytes(config, p.kv_dtype);

@@ -32,8 +32,10 @@ const std::vector<FieldSpec>& config_fields() {
       {"math",
        "math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V "
        "on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or "
-       "wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms)",
-       0, 3, {"simt", "mma", "wgmma", "wgmma_ss"}},
+       "wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 "
+       "caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, "
+       "V decoded in registers; 16 rows, 64 keys)",
+       0, 4, {"simt", "mma", "wgmma", "wgmma_ss", "wgmma_t"}},
   };
   return fields;
 }
@@ -84,9 +86,11 @@ Params to_params(const Shape& s) {
 }
 
 std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal, int mask_shift) {
-  // Template parameters (both kernels): ROWS, KEYS, THREADS, STAGES, MATH, KV_DTYPE, CAUSAL, MASK_SHIFT.
-  return fmt::format("ktune::{}<{}, {}, {}, {}, {}, {}, {}, {}>", c.math == kMathSimt ? "mla_decode" : "mla_decode_mma",
-                     c.rows, c.keys, c.threads, c.stages, c.math, static_cast<int>(kv_dtype), causal ? 1 : 0,
+  // Template parameters (every kernel): ROWS, KEYS, THREADS, STAGES, MATH, KV_DTYPE, CAUSAL, MASK_SHIFT.
+  const char* const kernel = c.math == kMathSimt     ? "mla_decode"
+                             : c.math == kMathWgmmaT ? "mla_decode_transposed"
+                                                     : "mla_decode_mma";
+  return fmt::format("ktune::{}<{}, {}, {}, {}, {}, {}, {}, {}>", kernel, c.rows, c.keys, c.threads, c.stages, c.math, static_cast<int>(kv_dtype), causal ? 1 : 0,
                      mask_shift);
 }
 

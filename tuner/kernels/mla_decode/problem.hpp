@@ -31,16 +31,19 @@ struct Config {
   int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma(_ss): ring
                     // slots (MmaGeometry::ring_keys)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
-  int math = 0;     // kMathSimt, kMathMma, kMathWgmma or kMathWgmmaSs
+  int math = 0;     // kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs or kMathWgmmaT
 };
 
-// Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma); wgmma
-// and wgmma_ss are mla_decode_mma with Q K^T and P V on Hopper's warpgroup products (sm_90a only),
-// P V as O^T = V^T P^T with V^T from registers (wgmma) or O = P V from shared memory (wgmma_ss).
+// Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma /
+// mla_decode_transposed); wgmma and wgmma_ss are mla_decode_mma with Q K^T and P V on Hopper's
+// warpgroup products (sm_90a only), P V as O^T = V^T P^T with V^T from registers (wgmma) or
+// O = P V from shared memory (wgmma_ss); wgmma_t (sm_90a, fp8 caches) is mla_decode_transposed:
+// S^T = K Q^T and O^T = V^T P^T, keys and value dims as the products' 64 rows, 16 query rows.
 inline constexpr int kMathSimt = 0;
 inline constexpr int kMathMma = 1;
 inline constexpr int kMathWgmma = 2;
 inline constexpr int kMathWgmmaSs = 3;
+inline constexpr int kMathWgmmaT = 4;
 constexpr bool is_wgmma(int math) noexcept { return math == kMathWgmma || math == kMathWgmmaSs; }
 
 // A run-time shape beyond the key.

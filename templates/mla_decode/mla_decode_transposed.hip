@@ -1,0 +1,436 @@
+// Paged MLA decode attention with an fp8 cache on Hopper's warpgroup products, both transposed
+// (math = "wgmma_t", sm_90a): same contract, grid, split-KV workspace and template parameters as
+// the other mla_decode kernels; geometry: mla_tile::TransposedGeometry.
+//
+// Why transposed: a decode step has few query rows (16 heads), too few for wgmma's 64-row
+// products, and on mma.sync every warp decodes and feeds its own copy of the operands (77 warp
+// instructions per cached token on the H200, results/nvidia-h200/profiles). Here the keys and the
+// value dims are the products' 64 rows and the CTA's 16 query rows are their N:
+//   S^T = K Q^T   (64 keys x 16 rows, 36 products of 16 dims): A = K, fp8 codes decoded to fp16
+//                 in registers, B = the fp16 query tile in shared memory;
+//   O^T = V^T P^T (8 products of 64 dims x 16 rows per 16 keys): A = V^T, codes decoded in
+//                 registers, B = P^T in shared memory.
+// so each code is decoded once per product that reads it, and one warpgroup instruction does the
+// work of four mma.sync.
+//
+// Each warpgroup streams every warpgroups()-th tile of the CTA's keys through its own ring (cp.async,
+// 4 threads a key row) and keeps its own online softmax and O^T accumulators; named barriers
+// (one per warpgroup) order its steps, and at the end the other warpgroups' (max, sum, O^T) are
+// merged into the first one's, which writes the rows.
+//
+// Operand orders. The reduction index of a product may run in any order, as long as A and B agree;
+// both products use that freedom so that a thread's share of A is whole 16-byte rows of codes:
+//   Q K^T: the k of step 4 j + t, lane 4 g + c holds dims 64 j + 16 c + 4 t + {0, 1} (k 2c, 2c + 1)
+//     and + {2, 3} (k 2c + 8, + 9): one 16-byte load per key row and block j feeds 4 steps. The
+//     query tile is stored in that order (transposed_q_position).
+//   P V: the k of step t (keys 16 t ..), lane 4 g + c holds keys 16 t + 4 c + {0, 1} (k 2c, 2c + 1)
+//     and + {2, 3} (k 2c + 8, + 9) (transposed_key): S^T's rows follow the same order, so the
+//     thread writes its scores into P^T unpermuted.
+//   V^T's 64 rows of product b = 2 p + h: lane 4 g + c of warp w holds dims 16 (8 w + g) + 4 p +
+//     2 h + {0 (row g), 1 (row g + 8)}: one 16-byte load per key covers its 16 dims of all 8
+//     products.
+// The ring's code rows are 576 bytes, chunk u < 32 (value dims) of key k stored at chunk
+// u ^ 2 ((k / 4) % 4) (TransposedChunks), so that both patterns, 2 keys x 4 chunks (Q K^T) and
+// 4 keys x 2 chunks (P V) per 8 lanes, fall on distinct banks.
+// Number formats as mla_decode_mma.hip's fp8 path: fp16 queries (|q| < 65504), codes decoded
+// exactly (Fp8ToF16, its scale undone in the fp32 scales), P in fp16, fp32 accumulation.
+#include "common/async_copy.hpp"
+#include "common/prelude.hpp"
+#include "common/wgmma.hpp"
+#include "mla_decode/geometry.hpp"
+#include "mla_decode/kernel_common.hpp"
+
+namespace ktune {
+namespace mla_detail {
+
+// Where the 16-byte chunks 4 m + q (m = 0..8) of tile key `key` lie in a ring slot: chunk u < 32
+// at u ^ x with x = 2 ((key / 4) % 4), the rope chunks (m = 8) unswizzled. The XOR takes bit 1 of q
+// and bit 0 of m, so chunk 4 m + q sits at at(m) = a base for even m, one for odd m and one for
+// the rope chunks, plus 64 m bytes: immediates once m is a constant (the loads and copies below
+// are unrolled), where computing u ^ x per chunk took more instructions than the decode.
+struct TransposedChunks {
+  u32 even, odd, rope;
+  TransposedChunks() = default;
+  __device__ __forceinline__ TransposedChunks(int key, int q) {
+    const int x = ((key >> 2) & 3) << 1;
+    const u32 row = static_cast<u32>(key * kHeadDim + 16 * (q ^ (x & 2)));
+    even = row + 64 * (x >> 2);
+    odd = row - 64 * (x >> 2);
+    rope = static_cast<u32>(key * kHeadDim + 16 * q);
+  }
+  __device__ __forceinline__ u32 at(int m) const { return (m == 8 ? rope : m % 2 ? odd : even) + 64 * m; }
+};
+
+// The tile key of P V's k index r (and of S^T's row r): r = 16 t + 8 h + 2 c + e holds key
+// 16 t + 4 c + 2 h + e.
+__device__ __forceinline__ int transposed_key(int r) { return (r & ~15) | ((r & 6) << 1) | ((r & 8) >> 2) | (r & 1); }
+
+// The position of query dim d in the k order of Q K^T: d = 64 j + 16 c + 4 t + 2 h + e sits at
+// 16 (4 j + t) + 8 h + 2 c + e.
+__device__ __forceinline__ int transposed_q_position(int d) {
+  const int j = d / 64, c = d % 64 / 16, t = d % 16 / 4, h = d % 4 / 2, e = d % 2;
+  return 16 * (4 * j + t) + 8 * h + 2 * c + e;
+}
+
+}  // namespace mla_detail
+
+// Parameters as mla_decode's; MATH is 4. Dynamic shared memory: TransposedGeometry::shared_bytes().
+template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
+__global__ void __launch_bounds__(THREADS, 1)
+    mla_decode_transposed(const u16* __restrict__ q, const u8* __restrict__ kv_cache,
+                          const i32* __restrict__ block_table, const i32* __restrict__ kv_lens, u16* __restrict__ o,
+                          float* __restrict__ lse, float* __restrict__ part_o, float* __restrict__ part_lse,
+                          float softmax_scale, float kv_scale, int heads, int block_len, int max_pages, int page_size,
+                          int num_splits) {
+  using namespace mla_tile;
+  using namespace mla_detail;
+  static_assert(MATH == 4, "mla_decode_transposed is math = wgmma_t (MATH = 4)");
+  constexpr TransposedGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE};
+  static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES / KV_DTYPE do not fit (see TransposedGeometry::valid)");
+  constexpr int WGS = G.warpgroups();
+  constexpr int WG_THREADS = kWarpgroupThreads;
+  constexpr int BLOCKS = kValueDim / 64;  // O^T products of 64 dims
+  typedef wg::PanelRows<ROWS> QTile;
+  typedef wg::KMajorRows<KEYS * 2> PRows;
+  typedef wg::RegisterProducts<ROWS> Wg;
+  typedef Fp8ToF16<KV_DTYPE> Decode;
+
+  extern __shared__ u32x4 smem[];
+  u8* const smem_bytes = reinterpret_cast<u8*>(smem);
+  wg::require_swizzle_alignment(smem_bytes);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int group = tid / WG_THREADS;           // warpgroup
+  const int gtid = tid % WG_THREADS;
+  const int warp = gtid / kWarp;                // within the warpgroup
+  const int lane = tid % kWarp;
+  const int g = lane / 4, c = lane % 4;
+  u8* const sQ = smem_bytes;
+  u8* const sRing = smem_bytes + G.ring_offset(group);
+  u8* const sP = smem_bytes + G.p_offset(group);
+  float* const sMax = reinterpret_cast<float*>(smem_bytes + G.max_offset(group));  // [warp][ROWS]
+  float* const sSum = reinterpret_cast<float*>(smem_bytes + G.sum_offset());        // [group][warp][ROWS]
+  float* const sMergeMax = reinterpret_cast<float*>(smem_bytes + G.merge_max_offset());  // [group][ROWS]
+
+  const int b = static_cast<int>(blockIdx.z);
+  const int split = static_cast<int>(blockIdx.y);
+  const int row0 = static_cast<int>(blockIdx.x) * ROWS;
+  const int rows_per_request = heads * block_len;
+  const int kv_len = kv_lens[b];
+  const int split_len = ceil_div(ceil_div(kv_len, num_splits), KEYS) * KEYS;
+  const int k_begin = split * split_len;
+  const int last_row = min_of(row0 + ROWS, rows_per_request) - 1;
+  const int k_end =
+      min_of(min_of(kv_len, k_begin + split_len), visible_keys<CAUSAL, MASK_SHIFT>(last_row, kv_len, heads, block_len));
+  const int num_tiles = k_end > k_begin ? ceil_div(k_end - k_begin, KEYS) : 0;
+  const int my_tiles = num_tiles > group ? ceil_div(num_tiles - group, WGS) : 0;
+  auto tile_start = [&](int n) { return k_begin + (group + n * WGS) * KEYS; };  // this group's tile n
+
+  // Copies of this group's tile n into slot n % STAGES: 4 threads a key row (chunks c4 + 4 m),
+  // 32 keys a pass; keys at or past k_end become zeros. Page lookups are made a tile ahead.
+  const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
+  constexpr int COPY_PASSES = KEYS / (WG_THREADS / 4);
+  struct TileRows {
+    i64 row[COPY_PASSES];
+  };
+  auto look_up = [&](int n) {
+    TileRows r;
+#pragma unroll
+    for (int pass = 0; pass < COPY_PASSES; ++pass) {
+      const int j = tile_start(n) + pass * (WG_THREADS / 4) + gtid / 4;
+      r.row[pass] = n < my_tiles && j < k_end ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : -1;
+    }
+    return r;
+  };
+  TransposedChunks copy_chunks[COPY_PASSES];  // this thread's: chunks gtid % 4 + 4 m of its keys
+#pragma unroll
+  for (int pass = 0; pass < COPY_PASSES; ++pass)
+    copy_chunks[pass] = TransposedChunks(pass * (WG_THREADS / 4) + gtid / 4, gtid % 4);
+  auto issue = [&](int n, const TileRows& rows) {
+    u8* const slot = sRing + (n % STAGES) * G.stage_bytes();
+#pragma unroll
+    for (int pass = 0; pass < COPY_PASSES; ++pass) {
+      const TransposedChunks& at = copy_chunks[pass];
+      const bool valid = rows.row[pass] >= 0;
+      const u8* const src = kv_cache + (valid ? rows.row[pass] : 0) * kHeadDim + 16 * (gtid % 4);
+      copy_row<0, 4, 128, 128>(slot + at.at(0), src, valid);         // m = 0, 2, 4, 6
+      copy_row<0, 4, 128, 128>(slot + at.at(1), src + 64, valid);    // m = 1, 3, 5, 7
+      async_copy::copy16<0>(slot + at.at(8), src + 512, valid);      // m = 8
+    }
+  };
+
+  // Prologue: the ring's first STAGES - 1 tiles, one group each; meanwhile the query tile, in fp16
+  // and in Q K^T's k order (zeros for padding rows).
+#pragma unroll
+  for (int n = 0; n < STAGES - 1; ++n) {
+    if (n < my_tiles) issue(n, look_up(n));
+    async_copy::commit();
+  }
+  const u16* const q_request = q + static_cast<i64>(b) * rows_per_request * kHeadDim;
+  for (int i = tid; i < ROWS * (kHeadDim / 8); i += THREADS) {
+    const int r = i / (kHeadDim / 8), d0 = i % (kHeadDim / 8) * 8;
+    const u32x4 v = row0 + r < rows_per_request ? load16(q_request + static_cast<i64>(row0 + r) * kHeadDim + d0)
+                                                : zero_u32x4();
+    const u32 pairs[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+      *reinterpret_cast<u32*>(sQ + QTile::offset(r, 2 * transposed_q_position(d0 + 2 * m))) =
+          bf16x2_to_f16x2(pairs[m]);
+  }
+  wg::proxy_fence();
+  __syncthreads();
+
+  // Scores to the exp2 domain in one multiply (kv_scale and the decode's scale included; the
+  // output gets them back). This thread's 4 query rows: q_row(i) = 2 c + (i & 1) + 8 (i >> 1),
+  // accumulator element e's is i = (e & 1) + 2 (e >> 2); its rows (keys) 16 warp + g + 8 ((e >> 1) & 1).
+  constexpr float kv_unit = Decode::kScale;
+  const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
+  auto q_row = [&](int i) { return 2 * c + (i & 1) + 8 * (i >> 1); };
+  int limit[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = row0 + q_row(i);
+    limit[i] = row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end)
+                                      : 0;
+  }
+  const int s_key[2] = {transposed_key(16 * warp + g), transposed_key(16 * warp + g + 8)};
+  // Q K^T reads chunks 4 j + c of its two key rows; P V reads chunk 8 warp + g (its 16 dims) of
+  // keys 16 t + 4 c + k, at pv_row[k] + 16 t rows (the chunk's XOR, 2 c, does not depend on t or k).
+  const TransposedChunks qk_chunks[2] = {TransposedChunks(s_key[0], c), TransposedChunks(s_key[1], c)};
+  u32 pv_row[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) pv_row[k] = static_cast<u32>((4 * c + k) * kHeadDim + 16 * ((8 * warp + g) ^ (2 * c)));
+  float row_max[4], row_sum[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) row_max[i] = neg_inf(), row_sum[i] = 0.f;
+  mc::Acc16 acc[BLOCKS];
+#pragma unroll
+  for (int blk = 0; blk < BLOCKS; ++blk) mc::zero(acc[blk]);
+
+  TileRows ahead = look_up(STAGES - 1);
+  for (int n = 0; n < my_tiles; ++n) {
+    // Tile n landed for this thread's copies; the barrier makes it everyone's, and frees the slot
+    // of tile n - 1 for tile n + STAGES - 1.
+    async_copy::wait<STAGES - 2>();
+    wg::sync<WG_THREADS>(1 + group);
+    if (n + STAGES - 1 < my_tiles) issue(n + STAGES - 1, ahead);
+    async_copy::commit();
+    ahead = look_up(n + STAGES);
+    const u8* const slot = sRing + (n % STAGES) * G.stage_bytes();
+
+    // S^T = K Q^T: 9 blocks of 64 dims, each one 16-byte load per key row and 4 products; a
+    // block's A registers are reused two blocks later, once its products are done. Each block's
+    // codes are loaded before the previous block's products are issued (the products' asm
+    // statements order the loads), so that the loads' latency overlaps the decode.
+    mc::Acc16 s[1];
+    mc::zero(s[0]);
+    {
+      constexpr int QK_BLOCKS = kHeadDim / 64;
+      u32 a[2][4][4];
+      u32x4 next_lo = load16(slot + qk_chunks[0].at(0)), next_hi = load16(slot + qk_chunks[1].at(0));
+#pragma unroll
+      for (int j = 0; j < QK_BLOCKS; ++j) {
+        u32(&set)[4][4] = a[j % 2];
+        if (j >= 2) {
+          Wg::template wait<1>();
+          Wg::settle(set);
+        }
+        const u32x4 lo = next_lo, hi = next_hi;
+        if (j + 1 < QK_BLOCKS) {
+          next_lo = load16(slot + qk_chunks[0].at(j + 1));
+          next_hi = load16(slot + qk_chunks[1].at(j + 1));
+        }
+        const u32 lo_w[4] = {lo.x, lo.y, lo.z, lo.w}, hi_w[4] = {hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          const u32x2 l = Decode::quad(lo_w[t]), h = Decode::quad(hi_w[t]);
+          set[t][0] = l.x, set[t][1] = h.x, set[t][2] = l.y, set[t][3] = h.y;
+        }
+        Wg::fence();
+#pragma unroll
+        for (int t = 0; t < 4; ++t) Wg::accumulate(s[0], set[t], sQ, j * QTile::kPanelBytes + t * 32);
+        Wg::commit();
+      }
+      Wg::template wait<0>();
+      Wg::settle(s);
+      Wg::settle(a[0]);
+      Wg::settle(a[1]);
+    }
+
+    // Mask and scale; the row maxima over this warp's 16 keys, then over the group's 4 warps.
+    const int start = tile_start(n);
+    float tile_max[4] = {neg_inf(), neg_inf(), neg_inf(), neg_inf()};
+#pragma unroll
+    for (int e = 0; e < mc::kLaneAcc; ++e) {
+      const int i = (e & 1) + 2 * (e >> 2);
+      const float x = start + s_key[(e >> 1) & 1] < limit[i] ? s[0].v[e] * score_scale : neg_inf();
+      s[0].v[e] = x;
+      tile_max[i] = fmaxf(tile_max[i], x);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float m = tile_max[i];
+      m = fmaxf(m, shfl_xor(m, 4));
+      m = fmaxf(m, shfl_xor(m, 8));
+      m = fmaxf(m, shfl_xor(m, 16));
+      if (g == 0) sMax[warp * ROWS + q_row(i)] = m;
+    }
+    wg::sync<WG_THREADS>(1 + group);
+
+    // P = 2^(S - new max) into P^T (fp16); the thread's share of the row sums; O^T rescaled.
+    float base[4], alpha[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float m = row_max[i];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) m = fmaxf(m, sMax[w * ROWS + q_row(i)]);
+      // A row that has seen no key yet keeps max -inf; subtracting 0 keeps its P at 0.
+      base[i] = m == neg_inf() ? 0.f : m;
+      alpha[i] = fast_exp2(row_max[i] - base[i]);
+      row_max[i] = m;
+      row_sum[i] *= alpha[i];
+    }
+#pragma unroll
+    for (int e = 0; e < mc::kLaneAcc; ++e) {
+      const int i = (e & 1) + 2 * (e >> 2);
+      const float p = fast_exp2(s[0].v[e] - base[i]);
+      row_sum[i] += p;
+      *reinterpret_cast<u16*>(sP + PRows::offset(q_row(i), 2 * (16 * warp + g + 8 * ((e >> 1) & 1)))) =
+          static_cast<u16>(float_to_f16(p));
+    }
+#pragma unroll
+    for (int blk = 0; blk < BLOCKS; ++blk)
+#pragma unroll
+      for (int e = 0; e < mc::kLaneAcc; ++e) acc[blk].v[e] *= alpha[(e & 1) + 2 * (e >> 2)];
+    wg::proxy_fence();  // P^T, for the tensor cores' reads
+    wg::sync<WG_THREADS>(1 + group);
+
+    // O^T += V^T P^T: per 16 keys, 4 key rows of 16 codes (this thread's 16 dims), byte-permuted
+    // into key pairs and decoded: the A registers of all 8 products. A step's registers are reused
+    // two steps later, once its products are done; its codes are loaded a step ahead, as above.
+    {
+      u32 a[2][BLOCKS][4];
+      u32x4 next_v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) next_v[k] = load16(slot + pv_row[k]);
+#pragma unroll
+      for (int t = 0; t < KEYS / 16; ++t) {
+        u32(&set)[BLOCKS][4] = a[t % 2];
+        if (t >= 2) {
+          Wg::template wait<1>();
+          Wg::settle(set);
+        }
+        u32 w[4][4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const u32x4 v = next_v[k];
+          w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
+          if (t + 1 < KEYS / 16) next_v[k] = load16(slot + pv_row[k] + 16 * (t + 1) * kHeadDim);
+        }
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+          // Low: dims 4 p, 4 p + 1 of keys (0, 1) or (2, 3); high: dims 4 p + 2, + 3.
+          const u32x2 lo01 = Decode::quad(__byte_perm(w[0][p], w[1][p], 0x5140));
+          const u32x2 hi01 = Decode::quad(__byte_perm(w[0][p], w[1][p], 0x7362));
+          const u32x2 lo23 = Decode::quad(__byte_perm(w[2][p], w[3][p], 0x5140));
+          const u32x2 hi23 = Decode::quad(__byte_perm(w[2][p], w[3][p], 0x7362));
+          set[2 * p][0] = lo01.x, set[2 * p][1] = lo01.y, set[2 * p][2] = lo23.x, set[2 * p][3] = lo23.y;
+          set[2 * p + 1][0] = hi01.x, set[2 * p + 1][1] = hi01.y, set[2 * p + 1][2] = hi23.x,
+                     set[2 * p + 1][3] = hi23.y;
+        }
+        Wg::fence();  // the A registers, and acc (rescaled above) before the first step
+#pragma unroll
+        for (int blk = 0; blk < BLOCKS; ++blk) Wg::accumulate(acc[blk], set[blk], sP, t * 32);
+        Wg::commit();
+      }
+      Wg::template wait<0>();
+      Wg::settle(acc);
+      Wg::settle(a[0]);
+      Wg::settle(a[1]);
+    }
+  }
+  async_copy::wait<0>();  // no copy may land after the block has left
+
+  // Row sums over the group's lanes and warps; the other groups hand their maxima and O^T (staged
+  // in their rings, element-major so that a store is one row of 128 threads) to the first.
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float l = row_sum[i];
+    l += shfl_xor(l, 4);
+    l += shfl_xor(l, 8);
+    l += shfl_xor(l, 16);
+    if (g == 0) sSum[(group * 4 + warp) * ROWS + q_row(i)] = l;
+    if (g == 0 && warp == 0) sMergeMax[group * ROWS + q_row(i)] = row_max[i];
+  }
+  __syncthreads();  // every group's last tile is done: the rings are free
+  if (group > 0) {
+    float* const stage = reinterpret_cast<float*>(sRing);
+#pragma unroll
+    for (int blk = 0; blk < BLOCKS; ++blk)
+#pragma unroll
+      for (int e = 0; e < mc::kLaneAcc; ++e) stage[(blk * mc::kLaneAcc + e) * WG_THREADS + gtid] = acc[blk].v[e];
+  }
+  __syncthreads();
+  if (group > 0) return;
+
+  // Merge and normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
+  float scale[WGS][4], row_lse[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float m = neg_inf();
+#pragma unroll
+    for (int k = 0; k < WGS; ++k) m = fmaxf(m, sMergeMax[k * ROWS + q_row(i)]);
+    const float m_base = m == neg_inf() ? 0.f : m;
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < WGS; ++k) {
+      float l = 0.f;
+#pragma unroll
+      for (int w = 0; w < 4; ++w) l += sSum[(k * 4 + w) * ROWS + q_row(i)];
+      scale[k][i] = fast_exp2(sMergeMax[k * ROWS + q_row(i)] - m_base);
+      sum += l * scale[k][i];
+    }
+    const float inv = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
+#pragma unroll
+    for (int k = 0; k < WGS; ++k) scale[k][i] *= inv;
+    row_lse[i] = sum > 0.f ? (m + log2f(sum)) * kLn2 : neg_inf();
+  }
+  const int batch = static_cast<int>(gridDim.z);
+  const int dim0 = 16 * (8 * warp + g);  // this thread's 16 dims
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = row0 + q_row(i);
+    if (row >= rows_per_request) continue;
+    // Dim dim0 + 4 p + 2 h + r of row i: product 2 p + h, element (i & 1) + 4 (i >> 1) + 2 r.
+    float x[16];
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int blk = 2 * p + h, e = (i & 1) + 4 * (i >> 1) + 2 * r;
+          float v = acc[blk].v[e] * scale[0][i];
+#pragma unroll
+          for (int k = 1; k < WGS; ++k)
+            v += reinterpret_cast<const float*>(smem_bytes + G.ring_offset(k))[(blk * mc::kLaneAcc + e) * WG_THREADS +
+                                                                                gtid] *
+                 scale[k][i];
+          x[4 * p + 2 * h + r] = v;
+        }
+    const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
+    if (num_splits == 1) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) store16(o + out_row * kValueDim + dim0 + 8 * half, pack_bf16x8(x + 8 * half));
+      if (lse != nullptr && warp == 0 && g == 0) lse[out_row] = row_lse[i];
+    } else {
+      float* const dst = part_o + (static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim0;
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        store16(dst + 4 * v, u32x4{__float_as_uint(x[4 * v]), __float_as_uint(x[4 * v + 1]),
+                                   __float_as_uint(x[4 * v + 2]), __float_as_uint(x[4 * v + 3])});
+      if (warp == 0 && g == 0) part_lse[static_cast<i64>(split) * batch * rows_per_request + out_row] = row_lse[i];
+    }
+  }
+}
+
+}  // namespace ktune
