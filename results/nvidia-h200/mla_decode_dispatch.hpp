@@ -52,9 +52,9 @@ struct Key {
 // Tuning knobs of a kernel (compile-time parameters of its template).
 struct Config {
   std::int64_t rows;  // [16, 128]: query rows (head x token) per CTA: 16, 32, 64 or 128
-  std::int64_t keys;  // [16, 128]: keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64)
+  std::int64_t keys;  // [16, 128]: keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)
   std::int64_t threads;  // [64, 512]: threads per CTA: 64, 128, 256 or 512
-  std::int64_t stages;  // [1, 10]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of KV tiles (up to 10; a slot holds a tile, or 32 keys of a longer mma tile; two tiles' worth at least)
+  std::int64_t stages;  // [1, 10]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of KV tiles (up to 10; a slot holds a tile, or 32 keys of a longer mma tile; two tiles' worth at least; wgmma_t: 2 or more whole tiles per warpgroup)
   std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer
   Math math;  // one of simt, mma, wgmma, wgmma_ss, wgmma_t: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys)
 };

@@ -20,12 +20,12 @@ const std::vector<FieldSpec>& key_fields() {
 const std::vector<FieldSpec>& config_fields() {
   static const std::vector<FieldSpec> fields = {
       {"rows", "query rows (head x token) per CTA: 16, 32, 64 or 128", 16, 128},
-      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64)", 16, 128},
+      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)", 16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
       {"stages",
        fmt::format("simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of "
                    "KV tiles (up to {}; a slot holds a tile, or {} keys of a longer mma tile; two tiles' worth at "
-                   "least)",
+                   "least; wgmma_t: 2 or more whole tiles per warpgroup)",
                    mla_tile::kMaxRingSlots, mla_tile::kRingSlotKeys),
        1, mla_tile::kMaxRingSlots},
       {"split", "split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer", 0, 8},
