@@ -47,6 +47,12 @@
 //                            were written, accumulate(d, a, b, byte) per product, commit() after
 //                            a group, wait<P>() until at most P groups run, settle(x) after it
 //   sync<THREADS>(id)        a barrier of THREADS threads (a warpgroup) on named barrier id (1..15)
+//   sync_any<THREADS>(id, p) the same barrier, which also returns whether p held in any of them
+//   warpgroup_index<THREADS>()
+//                            threadIdx.x / THREADS as a value the compiler knows to be the same in
+//                            the whole warp, so that what is computed from it (wgmma's shared-memory
+//                            descriptors) may live in uniform registers instead of being moved
+//                            there before every product
 // Only sm_90a has wgmma (__CUDA_ARCH_FEAT_SM90_ALL). Elsewhere product() exists only to be named:
 // instantiating it is a compile error, and the families prune the configs that would.
 #include "common/matrix_core.hpp"
@@ -198,26 +204,30 @@ __device__ __forceinline__ void mma_bf16<256, true>(mc::Acc16 (&d)[16], Desc a, 
       : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
 }
 
-// d (64 x 64, 4 mc::Acc16 blocks per warp) += A B in fp16 with A from registers: per warp, 16 of
-// the 64 rows x 16 k in the mma.sync m16n8k16 A layout (a[0]: row g, k 2c, 2c + 1; a[1]: row
-// g + 8; a[2], a[3]: the same rows at k + 8), and B K-major in shared memory.
-__device__ __forceinline__ void mma_f16_registers(mc::Acc16* d, const u32 (&a)[4], Desc b) {
+// d (64 x N: the N / 16 mc::Acc16 blocks from d on, per warp) += A B in fp16 with A from
+// registers: per warp, 16 of the 64 rows x 16 k in the mma.sync m16n8k16 A layout (a[0]: row g,
+// k 2c, 2c + 1; a[1]: row g + 8; a[2], a[3]: the same rows at k + 8), and B K-major in shared
+// memory.
+template <int N>
+__device__ __forceinline__ void mma_f16_registers(mc::Acc16* d, const u32 (&a)[4], Desc b);
+
+template <>
+__device__ __forceinline__ void mma_f16_registers<16>(mc::Acc16* d, const u32 (&a)[4], Desc b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+      "{%8, %9, %10, %11}, %12, 1, 1, 1, 0;\n"
+      : KTUNE_WG_ACC(0)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
+}
+
+template <>
+__device__ __forceinline__ void mma_f16_registers<64>(mc::Acc16* d, const u32 (&a)[4], Desc b) {
   asm volatile(
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
       "{%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n"
       : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
-}
-
-// d (64 x 16, one mc::Acc16 per warp) += A B in fp16 with A from registers (as mma_f16_registers).
-__device__ __forceinline__ void mma_f16_registers_n16(mc::Acc16& d, const u32 (&a)[4], Desc b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-      "{%8, %9, %10, %11}, %12, 1, 1, 1, 0;\n"
-      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]),
-        "+f"(d.v[7])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
 }
 
@@ -237,7 +247,7 @@ struct RegisterProducts {
   // B: rows of 128 bytes from `rows` (a 1024-byte boundary), 8-row groups 1024 bytes apart; the
   // product's 16 k start `byte` bytes on (a multiple of 32; whole 1024-byte panels allowed).
   __device__ __forceinline__ static void accumulate(mc::Acc16& d, const u32 (&a)[4], const u8* rows, u32 byte) {
-    detail::mma_f16_registers_n16(d, a, detail::Desc::k_major(rows).plus(byte));
+    detail::mma_f16_registers<16>(&d, a, detail::Desc::k_major(rows).plus(byte));
   }
   template <int BLOCKS>
   __device__ __forceinline__ static void settle(mc::Acc16 (&d)[BLOCKS]) {
@@ -252,6 +262,21 @@ struct RegisterProducts {
 template <int THREADS>
 __device__ __forceinline__ void sync(int id) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+}
+template <int THREADS>
+__device__ __forceinline__ bool sync_any(int id, bool p) {
+  u32 any;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, %2, %3, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<u32>(p)), "r"(id), "n"(THREADS)
+      : "memory");
+  return any != 0;
+}
+template <int THREADS>
+__device__ __forceinline__ int warpgroup_index() {
+  // A broadcast from lane 0: the compiler treats its result as warp-uniform.
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / THREADS, 0);
 }
 
 template <int N, int DIMS, int A_ROWS, int B_ROWS>
@@ -318,7 +343,7 @@ __device__ __forceinline__ void accumulate_transposed(mc::Acc16 (&d)[16], LoadA 
     for (int m = 0; m < 4; ++m) load_a(step, m, set[m]);
     detail::fence();  // the A registers, and d (rescaled by ordinary instructions before step 0)
 #pragma unroll
-    for (int m = 0; m < 4; ++m) detail::mma_f16_registers(d + 4 * m, set[m], db.plus(step * 32));
+    for (int m = 0; m < 4; ++m) detail::mma_f16_registers<64>(d + 4 * m, set[m], db.plus(step * 32));
     detail::commit();
   }
   detail::wait<0>();
@@ -363,6 +388,16 @@ struct RegisterProducts {
 template <int THREADS>
 __device__ void sync(int) {
   static_assert(Unavailable<THREADS>::kValue, "named warpgroup barriers are used with wgmma, sm_90a's");
+}
+template <int THREADS>
+__device__ bool sync_any(int, bool) {
+  static_assert(Unavailable<THREADS>::kValue, "named warpgroup barriers are used with wgmma, sm_90a's");
+  return false;
+}
+template <int THREADS>
+__device__ int warpgroup_index() {
+  static_assert(Unavailable<THREADS>::kValue, "warpgroups are wgmma's, sm_90a's");
+  return 0;
 }
 
 #endif

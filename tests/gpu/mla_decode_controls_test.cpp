@@ -2,13 +2,19 @@
 // kernel disagrees with the non-causal reference (and vice versa) once L > 1, a planted
 // off-by-one in the mask is rejected, unwritten outputs are caught; plus the paths the
 // correctness sweep does not take (rotated input copies, the family's own instances and split
-// policy, a timing-size launch). Every control runs for every math path (SIMT, matrix cores, and
-// on sm_90a wgmma and wgmma_ss, whose cases take the bf16 cache where they name another).
+// policy, a timing-size launch, scores whose maximum jumps late in the context). Every control
+// runs for every math path (SIMT, matrix cores, and on sm_90a wgmma and wgmma_ss, whose cases
+// take the bf16 cache where they name another, and wgmma_t, whose take an fp8 one).
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
 #include "kernels/mla_decode/inputs.hpp"
+#include "kernels/mla_decode/reference.hpp"
+#include "verify/numeric.hpp"
 #include "mla_decode_device.hpp"
 
 namespace ktune::mla::gpu_test {
@@ -141,6 +147,66 @@ TEST_P(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
     EXPECT_GT(instance->traffic().flops, 0);
   }
   EXPECT_TRUE(some_shape_split) << "no verify shape exercises the split policy";
+}
+
+// Keys from `first` on point along head 0's query (sign(q) times `magnitude` in every dim), so
+// that its scores jump far past the maximum of the keys before them: a kernel that keeps its
+// row maxima lazily (wgmma_t: P against the running maximum until a score passes it by 8 in the
+// exp2 domain) must take its exact path in the middle of the context and rescale what it summed.
+void raise_late_keys(HostProblem& p, int first, float magnitude) {
+  const size_t bytes = num::bytes_of(p.kv_dtype);
+  for (int b = 0; b < p.batch; ++b) {
+    const uint16_t* q0 = p.q.data() + static_cast<size_t>(b) * p.block_len * p.heads * kHeadDim;
+    for (int j = first; j < p.kv_lens[b]; ++j) {
+      const size_t row = static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size]) *
+                             p.page_size + j % p.page_size;
+      for (int d = 0; d < kHeadDim; ++d) {
+        const float x = num::bf16_to_f32(q0[d]) < 0 ? -magnitude : magnitude;
+        uint8_t* at = p.kv_cache.data() + (row * kHeadDim + d) * bytes;
+        switch (p.kv_dtype) {
+          case num::KvDtype::bf16: {
+            const uint16_t bits = num::f32_to_bf16(x);
+            at[0] = static_cast<uint8_t>(bits & 0xff), at[1] = static_cast<uint8_t>(bits >> 8);
+            break;
+          }
+          case num::KvDtype::fp8_e4m3fn: *at = num::f32_to_fp8_e4m3fn(x); break;
+          case num::KvDtype::fp8_e4m3fnuz: *at = num::f32_to_fp8_e4m3fnuz(x); break;
+        }
+      }
+    }
+  }
+}
+
+// Head 0's largest score (exp2 domain, as the kernels scale it) over keys [begin, end) of request b.
+double max_score(const HostProblem& p, int b, int begin, int end) {
+  const std::vector<float> keys = request_keys(p, b);
+  const uint16_t* q0 = p.q.data() + static_cast<size_t>(b) * p.block_len * p.heads * kHeadDim;
+  double best = -INFINITY;
+  for (int j = begin; j < end; ++j) {
+    double dot = 0;
+    for (int d = 0; d < kHeadDim; ++d) dot += num::bf16_to_f32(q0[d]) * keys[static_cast<size_t>(j) * kHeadDim + d];
+    best = std::max(best, dot * p.softmax_scale * p.kv_scale / std::log(2.0));
+  }
+  return best;
+}
+
+TEST_P(MlaDecodeControls, ScoresRisingLateInTheContextRescaleWhatCameBefore) {
+  const Variant variant{small(), kv(num::KvDtype::fp8_e4m3fn), false, 0};
+  kernels().prepare({variant});
+  constexpr int kFirstRaised = 600;  // past the first tiles of every path, of either warpgroup
+  for (int splits : {1, 2}) {
+    HostProblem p = make_problem({16, 1, false, variant.kv_dtype, 2}, Shape{1013, 64, 2, false}, 13);
+    raise_late_keys(p, kFirstRaised, variant.kv_dtype == num::KvDtype::bf16 ? 0.75f : 2.5f);
+    // The data do what the test says: head 0's scores rise by far more than 8 at the first raised
+    // key.
+    for (int b = 0; b < p.batch; ++b)
+      ASSERT_GT(max_score(p, b, kFirstRaised, p.kv_lens[b]) - max_score(p, b, 0, kFirstRaised), 16.0);
+    DeviceInstance instance(*device().ctx, std::move(p), true, 1, 2);
+    instance.poison();
+    instance.launch_with_splits(kernels().candidate(variant), 0, splits);
+    const Verdict v = instance.verify();
+    EXPECT_TRUE(v.ok) << "splits=" << splits << ": " << v.detail;
+  }
 }
 
 TEST_P(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
