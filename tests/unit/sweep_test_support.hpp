@@ -169,12 +169,15 @@ class ToyFamily : public Family {
   }
   std::vector<std::string> ranking_fields() const override { return ranking; }
   std::vector<Params> verify_shapes(const Params&) const override { return {Params{{"ctx", 7}, {"batch", 2}}}; }
+  // The verification instance depends on heads only, so kv_dtype may be listed here.
+  std::vector<std::string> fields_verification_ignores() const override { return verification_ignores; }
   std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape, uint64_t,
                                         bool with_reference) const override {
     ++instances;
     return std::make_unique<ToyInstance>(ctx, key.at("heads") * 2 + shape.at("ctx"), with_reference);
   }
   mutable int instances = 0;  // how often instantiate ran
+  std::vector<std::string> verification_ignores;  // none unless a test says
   std::vector<std::string> ranking = {"kv_dtype", "heads"};
 
  private:

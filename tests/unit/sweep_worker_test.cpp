@@ -65,6 +65,49 @@ TEST_F(SweepWorker, UnwrittenOutputIsCaughtByThePoison) {
   EXPECT_EQ(r.status, RunStatus::verify_failed) << r.detail;
 }
 
+TEST_F(SweepWorker, KeysDifferingOnlyInFieldsVerificationIgnoresShareItsVerdicts) {
+  auto at = [](std::string code, int64_t heads, int64_t kv_dtype) {
+    RunRequest r = request(std::move(code), heads);
+    r.key.set("kv_dtype", kv_dtype);
+    return r;
+  };
+  // A wrong program fails verification without being timed: each verification is one launch.
+  const auto first = runner.run(family, at("value=40 us=10", 16, 0));
+  ASSERT_EQ(first.status, RunStatus::verify_failed);
+  ASSERT_EQ(ctx.launches, 1);
+  ASSERT_EQ(family.instances, 1);
+
+  // Without the field listed, the other key is verified again on instances of its own.
+  const auto unshared = runner.run(family, at("value=40 us=10", 16, 1));
+  EXPECT_EQ(unshared.status, RunStatus::verify_failed);
+  EXPECT_EQ(ctx.launches, 2);
+  EXPECT_EQ(family.instances, 2);
+
+  // Listed, the same program's verdict holds for the other value: no launch, no instance.
+  family.verification_ignores = {"kv_dtype"};
+  ASSERT_EQ(runner.run(family, at("value=40 us=10", 16, 0)).status, RunStatus::verify_failed);
+  EXPECT_EQ(ctx.launches, 3);
+  const auto shared = runner.run(family, at("value=40 us=10", 16, 1));
+  EXPECT_EQ(shared.status, RunStatus::verify_failed);
+  EXPECT_EQ(shared.detail, first.detail);
+  EXPECT_EQ(shared.max_abs_err, first.max_abs_err);
+  EXPECT_EQ(ctx.launches, 3) << "the verdict was reused";
+  EXPECT_EQ(family.instances, 3);
+
+  // Another program on the shared instances is verified (the code differs: another launch).
+  EXPECT_EQ(runner.run(family, at("skip us=10", 16, 1)).status, RunStatus::verify_failed);
+  EXPECT_EQ(ctx.launches, 4);
+  EXPECT_EQ(family.instances, 3);
+
+  // A field verification keeps (heads: the expected value is 2 heads + 7) gets new instances and
+  // its own verdict: the program that fails at 16 heads passes at 17, and is timed.
+  const auto other_heads = runner.run(family, at("value=41 us=10", 17, 1));
+  EXPECT_EQ(other_heads.status, RunStatus::ok) << other_heads.detail;
+  EXPECT_EQ(family.instances, 5) << "verification and timing instances of the new key";
+  const auto back = runner.run(family, at("value=41 us=10", 16, 0));
+  EXPECT_EQ(back.status, RunStatus::verify_failed) << "a verdict of 17 heads must not serve 16";
+}
+
 TEST_F(SweepWorker, ScreeningDecidesTheFullMeasurement) {
   auto slow = runner.run(family, request("value=39 us=10", 16, 5.0));
   ASSERT_EQ(slow.status, RunStatus::ok);

@@ -134,6 +134,11 @@ class Family {
 
   // Small shapes that exercise masks and edges; every candidate is verified on all of them.
   virtual std::vector<Params> verify_shapes(const Params& key) const = 0;
+  // Key fields that every verify shape sets itself, so that neither the verify shapes nor the
+  // instances made from them depend on the key's value (mla_decode's batch, qk_rope_cache's
+  // tokens). A sweep verifies a program once for keys that differ only in these: the same
+  // program on the same inputs. Default: none.
+  virtual std::vector<std::string> fields_verification_ignores() const { return {}; }
   // Builds an instance on `ctx`. Inputs are random (never zeros), drawn from `seed`.
   // With `with_reference` the CPU reference (double accumulation) is computed too.
   virtual std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape,

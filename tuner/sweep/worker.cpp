@@ -10,6 +10,8 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xxhash.h>
 
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
@@ -40,6 +42,21 @@ bool write_all(int fd, std::string line) {
   return true;
 }
 
+// The parts of a key its verification depends on: every field but those it ignores.
+std::string verification_part(const Family& family, const Params& key) {
+  const auto ignored = family.fields_verification_ignores();
+  Params kept;
+  for (const auto& [name, value] : key.items())
+    if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) kept.set(name, value);
+  return kept.canonical();
+}
+
+// What makes a program: its config, its kernels' names and its code object.
+std::string program_id(const RunRequest& req) {
+  return fmt::format("{}|{}|{:016x}", req.config.canonical(), fmt::join(req.symbols, ","),
+                     XXH64(req.code.data(), req.code.size(), 0));
+}
+
 json device_json(const backend::DeviceInfo& d) {
   return {{"ordinal", d.ordinal},          {"name", d.name},          {"arch", d.arch},
           {"compute_units", d.compute_units}, {"warp_size", d.warp_size}, {"l2_bytes", d.l2_bytes},
@@ -48,25 +65,35 @@ json device_json(const backend::DeviceInfo& d) {
 }  // namespace
 
 bool CandidateRunner::prepare(const Family& family, const RunRequest& req) {
-  // Whether the key is verified is part of its identity: a key prepared without verification
-  // instances must not pass a later request's verification vacuously.
-  auto id = fmt::format("{}:{}:{}:{}", family.name(), req.key.canonical(), req.seed, req.verify);
-  if (key_.id == id) return false;
-  key_ = {};  // frees the previous key's device memory first
-  KeyInstances k;
+  // The timing instance of another key goes first, so that its device memory is free.
+  auto timing_key = fmt::format("{}:{}:{}", family.name(), req.key.canonical(), req.seed);
+  if (timing_key != timing_key_) {
+    timing_.reset();
+    timing_key_ = std::move(timing_key);
+  }
+  // Whether the key is verified is part of its identity: instances prepared without verification
+  // must not pass a later request's verification vacuously.
+  auto id = fmt::format("{}:{}:{}:{}", family.name(), verification_part(family, req.key), req.seed, req.verify);
+  if (verification_.id == id) return false;
+  verification_ = {};  // frees the previous instances' device memory first
+  Verification v;
   if (req.verify)
     for (auto& shape : family.verify_shapes(req.key)) {
       auto inst = family.instantiate(ctx_, req.key, shape, req.seed, true);
-      k.verify.emplace_back(std::move(shape), std::move(inst));
+      v.instances.emplace_back(std::move(shape), std::move(inst));
     }
-  k.id = std::move(id);
-  key_ = std::move(k);
+  v.id = std::move(id);
+  verification_ = std::move(v);
   return true;
 }
 
-RunResult CandidateRunner::verify(const Family& family, const Candidate& c) {
+RunResult CandidateRunner::verify(const Family& family, const RunRequest& req, const Candidate& c) {
+  // A program that ran on these instances before would compute the same outputs again (a kernel
+  // whose result varies from launch to launch would pass or fail by chance either way).
+  const std::string program = program_id(req);
+  if (auto known = verification_.verdicts.find(program); known != verification_.verdicts.end()) return known->second;
   RunResult r;
-  for (auto& [shape, inst] : key_.verify) {
+  for (auto& [shape, inst] : verification_.instances) {
     const auto where = shape.pretty(family.shape_fields());
     Verdict v;
     try {
@@ -76,27 +103,29 @@ RunResult CandidateRunner::verify(const Family& family, const Candidate& c) {
     } catch (const DeviceFault&) {
       throw;
     } catch (const Error& e) {
-      return failed(RunStatus::verify_failed, fmt::format("verification shape {}: launch failed: {}", where, e.what()));
+      r = failed(RunStatus::verify_failed, fmt::format("verification shape {}: launch failed: {}", where, e.what()));
+      break;
     }
     r.max_abs_err = std::max(r.max_abs_err, v.max_abs_err);
     r.rel_l2_err = std::max(r.rel_l2_err, v.rel_l2_err);
     if (!v.ok) {
       r.status = RunStatus::verify_failed;
       r.detail = fmt::format("verification shape {}: {}", where, v.detail);
-      return r;
+      break;
     }
   }
+  verification_.verdicts.emplace(program, r);
   return r;
 }
 
 RunResult CandidateRunner::time(const Family& family, const RunRequest& req, const Candidate& c, RunResult r) {
   try {
-    if (!key_.timing) {
+    if (!timing_) {
       const Stopwatch setup;
-      key_.timing = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
+      timing_ = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
       r.time.setup_ms += setup.ms();
     }
-    Instance& inst = *key_.timing;
+    Instance& inst = *timing_;
     auto enqueue = [&](int rotation) { inst.launch(c, rotation); };
     // Without a cutoff the screening measurement would decide nothing.
     if (req.full_cutoff_us > 0) {
@@ -130,7 +159,9 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
   } catch (const DeviceFault&) {
     throw;
   } catch (const Error& e) {
-    key_ = {};
+    verification_ = {};
+    timing_.reset();
+    timing_key_.clear();
     return failed(RunStatus::fault, fmt::format("could not set up the problem {}: {}",
                                                 req.key.pretty(family.key_fields()), e.what()));
   }
@@ -148,7 +179,7 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
   RunResult r;
   if (req.verify) {
     const Stopwatch verifying;
-    r = verify(family, c);
+    r = verify(family, req, c);
     spent.verify_ms = verifying.ms();
   }
   r.time = spent;

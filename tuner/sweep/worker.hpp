@@ -5,6 +5,7 @@
 // answer, because the context is unusable; the sweep starts a fresh worker. Started without a
 // device, a worker compiles instead (see process_compiler.hpp).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,9 +17,12 @@
 
 namespace ktune::sweep {
 
-// Runs candidates on one context. The instances of a key (the verification instances with their
-// CPU references, and the timing instance) are kept while consecutive requests share the key, and
-// the code objects while they are among the 256 used last.
+// Runs candidates on one context. The verification instances (with their CPU references) are
+// kept while consecutive requests share them: keys that differ only in fields the family's
+// verification ignores (Family::fields_verification_ignores) share them, and each program's
+// verdict on them, since it is the same program on the same inputs. The timing instance is kept
+// while consecutive requests share the key; the code objects while they are among the 256 used
+// last.
 class CandidateRunner {
  public:
   explicit CandidateRunner(backend::Context& ctx) : ctx_(ctx) {}
@@ -28,19 +32,23 @@ class CandidateRunner {
   RunResult run(const Family& family, const RunRequest& req);
 
  private:
-  struct KeyInstances {
-    std::string id;  // family and key
-    std::vector<std::pair<Params, std::unique_ptr<Instance>>> verify;
-    std::unique_ptr<Instance> timing;
+  struct Verification {
+    std::string id;  // family, the key without the fields verification ignores, seed
+    std::vector<std::pair<Params, std::unique_ptr<Instance>>> instances;
+    std::map<std::string, RunResult> verdicts;  // by program: config, symbols, code
   };
-  // Makes the key's instances unless the previous request's are this key's; true when it made them.
+  // Makes the key's verification instances unless the previous request's serve it, and drops the
+  // timing instance of another key; true when it made verification instances.
   bool prepare(const Family& family, const RunRequest& req);
-  // ok (with the worst errors seen) or verify_failed.
-  RunResult verify(const Family& family, const Candidate& c);
+  // ok (with the worst errors seen) or verify_failed; a program verified before on these
+  // instances gets its verdict again.
+  RunResult verify(const Family& family, const RunRequest& req, const Candidate& c);
   RunResult time(const Family& family, const RunRequest& req, const Candidate& c, RunResult r);
 
   backend::Context& ctx_;
-  KeyInstances key_;
+  Verification verification_;
+  std::string timing_key_;  // family, key and seed of timing_
+  std::unique_ptr<Instance> timing_;
   // More than the programs of a whole space (mla_decode's default: 118 for sm_90a), since a plan
   // visits all of them every few keys (batch, then cache type and mask, vary fastest): a cache
   // smaller than that cycle would drop each program just before it is needed again.
