@@ -154,25 +154,13 @@ TEST_P(MlaDecodeControls, FamilyInstancesPassEveryVerifyShapeAndSplitOne) {
 // row maxima lazily (wgmma_t: P against the running maximum until a score passes it by 8 in the
 // exp2 domain) must take its exact path in the middle of the context and rescale what it summed.
 void raise_late_keys(HostProblem& p, int first, float magnitude) {
-  const size_t bytes = num::bytes_of(p.kv_dtype);
   for (int b = 0; b < p.batch; ++b) {
     const uint16_t* q0 = p.q.data() + static_cast<size_t>(b) * p.block_len * p.heads * kHeadDim;
     for (int j = first; j < p.kv_lens[b]; ++j) {
       const size_t row = static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size]) *
                              p.page_size + j % p.page_size;
-      for (int d = 0; d < kHeadDim; ++d) {
-        const float x = num::bf16_to_f32(q0[d]) < 0 ? -magnitude : magnitude;
-        uint8_t* at = p.kv_cache.data() + (row * kHeadDim + d) * bytes;
-        switch (p.kv_dtype) {
-          case num::KvDtype::bf16: {
-            const uint16_t bits = num::f32_to_bf16(x);
-            at[0] = static_cast<uint8_t>(bits & 0xff), at[1] = static_cast<uint8_t>(bits >> 8);
-            break;
-          }
-          case num::KvDtype::fp8_e4m3fn: *at = num::f32_to_fp8_e4m3fn(x); break;
-          case num::KvDtype::fp8_e4m3fnuz: *at = num::f32_to_fp8_e4m3fnuz(x); break;
-        }
-      }
+      for (int d = 0; d < kHeadDim; ++d)
+        set_cache_element(p, row * kHeadDim + d, num::bf16_to_f32(q0[d]) < 0 ? -magnitude : magnitude);
     }
   }
 }

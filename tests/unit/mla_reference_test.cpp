@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "kernels/mla_decode/inputs.hpp"
 
 namespace ktune::mla {
 namespace {
@@ -432,6 +433,21 @@ TEST(MlaReference, InconsistentInputsThrowNamingTheProblem) {
   p.kv_cache.resize(p.kv_cache.size() * 2);
   p.kv_scale = 2.0f;
   expect_error(p, "bf16 cache takes no scale");
+}
+
+// set_cache_element writes what request_keys reads back: the key's logical position through the
+// block table, every cache format, both bytes of a bf16 value (-1.5 and 2.75 differ in both).
+TEST(MlaReference, SetCacheElementIsReadBackThroughTheBlockTable) {
+  for (auto dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn, num::KvDtype::fp8_e4m3fnuz}) {
+    HostProblem p = make_problem({8, 1, false, dtype, 2}, Shape{100, 16, 0, false}, 3);
+    const int b = 1, key = 37, dim = 500;
+    const size_t row = static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + key / p.page_size]) *
+                           p.page_size + key % p.page_size;
+    for (float x : {-1.5f, 2.75f}) {
+      set_cache_element(p, row * kHeadDim + dim, x);
+      EXPECT_EQ(request_keys(p, b)[static_cast<size_t>(key) * kHeadDim + dim], x) << "cache type " << static_cast<int>(dtype);
+    }
+  }
 }
 
 }  // namespace

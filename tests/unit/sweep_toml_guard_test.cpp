@@ -42,6 +42,17 @@ TEST(SweepTomlGuard, RefusesNonAsciiAfterAQuoteInABareValue) {
       << "a quote where a value, a key or an array element starts opens a string";
 }
 
+TEST(SweepTomlGuard, ReadsABareValueOnAcrossTheSpaceOfADateTime) {
+  // toml++ reads `0490-06-2h 1"` on as a date and a time, and tests the U+FEFE for whitespace
+  // (found by fuzz_space).
+  EXPECT_EQ(refusal("f=0490-06-2h 1\"\xef\xbb\xbe"),
+            "spaces/s.toml:1:16: not valid TOML: a non-ASCII character outside a string or comment (only strings "
+            "and comments may hold one)");
+  EXPECT_NE(refusal("d = 1979-05-27 07:32:00\"\xc3\xa9\"\n"), "");
+  // A date-time with a space and values followed by a space and a comment still pass.
+  EXPECT_EQ(refusal("d = 1979-05-27 07:32:00Z # \xc3\xa9\ne = 1 # \xc3\xa9\nf = [1 , 2 ] # \xc3\xa9\n"), "");
+}
+
 TEST(SweepTomlGuard, AcceptsNonAsciiInStringsAndComments) {
   EXPECT_EQ(refusal("description = \"2\xc3\x97 faster\" # \xc2\xb5s\nx = 'caf\xc3\xa9'\n"
                     "y = \"\"\"\n\xc3\xa9\"\"\"\nz = '''\xc3\xa9'''\n"),

@@ -1,7 +1,7 @@
 #pragma once
 // The code objects a worker has loaded, kept for the requests that follow. A sweep sends one
 // program per config, but the configs of a key that differ only in host-side knobs (split), and
-// the keys of one cache type and mask, run the same programs (118 for mla_decode's whole default
+// the keys of one cache type and mask, run the same programs (130 for mla_decode's whole default
 // space on sm_90a): loading each once, not once per candidate, spares the load, its first launch's
 // lazy loading of the kernels and the unload, every time.
 #include <cstdint>

@@ -14,8 +14,16 @@ bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // Where toml++ stops reading a bare value (a number, a date, true): everything before, quotes
-// included, is part of the value, and each character is tested for whitespace on the way.
-bool ends_bare_value(char c) { return blank(c) || c == ',' || c == ']' || c == '}' || c == '#'; }
+// included, is part of the value, and each character is tested for whitespace on the way. A space
+// followed by a digit does not end it: toml++ reads on for the time of a date-time
+// ("1979-05-27 07:32:00"), whatever came before the space (found by fuzz_space:
+// `f=0490-06-2h 1"` and a non-ASCII character). Valid TOML has no other value followed by a
+// space and a digit, so only invalid text is read further this way.
+bool ends_bare_value(std::string_view rest) {
+  const char c = rest[0];
+  if (c == ' ' && rest.size() > 1 && rest[1] >= '0' && rest[1] <= '9') return false;
+  return blank(c) || c == ',' || c == ']' || c == '}' || c == '#';
+}
 
 [[noreturn]] void refuse(std::string_view text, size_t at, std::string_view origin, std::string_view where) {
   const auto before = text.substr(0, at);
@@ -45,7 +53,7 @@ void require_toml_safe_for_parser(std::string_view text, std::string_view origin
     const bool in_array = !open.empty() && open.back() == '[';
     switch (in) {
       case In::bare_value:
-        if (!ends_bare_value(c)) {
+        if (!ends_bare_value(rest)) {
           if (non_ascii(c)) refuse(text, i, origin, "outside a string or comment");
           break;
         }

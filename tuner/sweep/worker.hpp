@@ -49,7 +49,7 @@ class CandidateRunner {
   Verification verification_;
   std::string timing_key_;  // family, key and seed of timing_
   std::unique_ptr<Instance> timing_;
-  // More than the programs of a whole space (mla_decode's default: 118 for sm_90a), since a plan
+  // More than the programs of a whole space (mla_decode's default: 130 for sm_90a), since a plan
   // visits all of them every few keys (batch, then cache type and mask, vary fastest): a cache
   // smaller than that cycle would drop each program just before it is needed again.
   ModuleCache modules_{256};

@@ -22,30 +22,48 @@ std::vector<int32_t> request_lengths(const Key& key, const Shape& shape, int bat
   return lens;
 }
 
+// Element x in cache format D at `at` (bf16 little-endian, or the fp8 code nearest x).
+template <num::KvDtype D>
+void store(uint8_t* at, float x) {
+  if constexpr (D == num::KvDtype::bf16) {
+    const uint16_t bits = num::f32_to_bf16(x);
+    at[0] = static_cast<uint8_t>(bits & 0xff);
+    at[1] = static_cast<uint8_t>(bits >> 8);
+  } else if constexpr (D == num::KvDtype::fp8_e4m3fn) {
+    *at = num::f32_to_fp8_e4m3fn(x);
+  } else {
+    *at = num::f32_to_fp8_e4m3fnuz(x);
+  }
+}
+
 // The cache from draws first, first + 1, ... of `values` (one per element: a bf16 value takes one
-// draw, as does an fp8 code).
+// draw, as does an fp8 code). The format is chosen once, outside the loop over up to hundreds of
+// millions of elements, not per element as set_cache_element does.
+template <num::KvDtype D>
+void fill_cache_as(HostProblem& p, const SplitMix& values, uint64_t first, float range) {
+  constexpr size_t bytes = D == num::KvDtype::bf16 ? 2 : 1;
+  uint8_t* const cache = p.kv_cache.data();
+  parallel_each(p.kv_cache.size() / bytes, kFillChunk,
+                [&](size_t i) { store<D>(cache + i * bytes, values.uniform(first + i, -range, range)); });
+}
 void fill_cache(HostProblem& p, const SplitMix& values, uint64_t first) {
-  auto& cache = p.kv_cache;
   switch (p.kv_dtype) {
-    case num::KvDtype::bf16:
-      parallel_each(cache.size() / 2, kFillChunk, [&](size_t i) {
-        const uint16_t bits = num::f32_to_bf16(values.uniform(first + i, -1.f, 1.f));
-        cache[2 * i] = static_cast<uint8_t>(bits & 0xff);
-        cache[2 * i + 1] = static_cast<uint8_t>(bits >> 8);
-      });
-      break;
-    case num::KvDtype::fp8_e4m3fn:
-    case num::KvDtype::fp8_e4m3fnuz: {
-      const auto encode =
-          p.kv_dtype == num::KvDtype::fp8_e4m3fn ? num::f32_to_fp8_e4m3fn : num::f32_to_fp8_e4m3fnuz;
-      parallel_each(cache.size(), kFillChunk,
-                    [&](size_t i) { cache[i] = encode(values.uniform(first + i, -3.f, 3.f)); });
-      break;
-    }
+    case num::KvDtype::bf16: fill_cache_as<num::KvDtype::bf16>(p, values, first, 1.f); break;
+    case num::KvDtype::fp8_e4m3fn: fill_cache_as<num::KvDtype::fp8_e4m3fn>(p, values, first, 3.f); break;
+    case num::KvDtype::fp8_e4m3fnuz: fill_cache_as<num::KvDtype::fp8_e4m3fnuz>(p, values, first, 3.f); break;
   }
 }
 
 }  // namespace
+
+void set_cache_element(HostProblem& p, size_t i, float x) {
+  uint8_t* const at = p.kv_cache.data() + i * num::bytes_of(p.kv_dtype);
+  switch (p.kv_dtype) {
+    case num::KvDtype::bf16: store<num::KvDtype::bf16>(at, x); break;
+    case num::KvDtype::fp8_e4m3fn: store<num::KvDtype::fp8_e4m3fn>(at, x); break;
+    case num::KvDtype::fp8_e4m3fnuz: store<num::KvDtype::fp8_e4m3fnuz>(at, x); break;
+  }
+}
 
 HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
   if (shape.ctx < key.block_len)

@@ -20,4 +20,8 @@ inline constexpr float kFp8KvScale = 0.3f;
 // Throws Error when shape.ctx < key.block_len.
 HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed);
 
+// Element i of p's cache ([slot, 576] elements of p.kv_dtype, raw bytes) set to x in the cache's
+// format (bf16 little-endian, or the fp8 code nearest x). x must be within the format's range.
+void set_cache_element(HostProblem& p, size_t i, float x);
+
 }  // namespace ktune::mla
