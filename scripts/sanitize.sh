@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Builds the database, dispatch-table and codegen unit tests (ktune_sanitized_unit_tests: the code
+# Builds the database, dispatch-table, codegen and space-file unit tests (ktune_sanitized_unit_tests: the code
 # that reads files other programs wrote) with AddressSanitizer + UndefinedBehaviorSanitizer
 # (KTUNE_SANITIZE) into build-asan/ and runs them. Any sanitizer report fails the run.
-#   KTUNE_SANITIZE_FILTER  gtest filter (default Db*:Dispatch*:Codegen*)
+#   KTUNE_SANITIZE_FILTER  gtest filter (default Db*:Dispatch*:Codegen*:SweepTomlGuard*:SweepSpace*)
 #   KTUNE_ASAN_BUILD_DIR, KTUNE_JOBS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${KTUNE_ASAN_BUILD_DIR:-build-asan}
-filter=${KTUNE_SANITIZE_FILTER:-'Db*:Dispatch*:Codegen*'}
+filter=${KTUNE_SANITIZE_FILTER:-'Db*:Dispatch*:Codegen*:SweepTomlGuard*:SweepSpace*'}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKTUNE_SANITIZE=ON -DKTUNE_BUILD_BENCHMARKS=OFF >/dev/null
 build_start=$SECONDS
 cmake --build "$build" -j"${KTUNE_JOBS:-$(nproc)}" --target ktune_sanitized_unit_tests

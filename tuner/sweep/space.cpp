@@ -154,14 +154,7 @@ Params shape_of(const toml::table& root, const std::vector<FieldSpec>& specs, st
 }  // namespace
 
 Space parse_space(std::string_view text, std::string_view origin, const Family& family) {
-  require_toml_safe_for_parser(text, origin);
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& e) {
-    throw Error(fmt::format("{}:{}:{}: not valid TOML: {}", origin, e.source().begin.line, e.source().begin.column,
-                            e.description()));
-  }
+  const toml::table root = parse_toml(text, origin);
   const std::string_view name = family.name();
   for (const auto& [k, v] : root)
     if (k != "family" && k != "description" && k != "keys" && k != "configs" && k != "shape")

@@ -1,7 +1,7 @@
 #include "sweep/toml_guard.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -10,99 +10,102 @@
 namespace ktune::sweep {
 namespace {
 
+constexpr char kStandIn = '@';
+constexpr std::string_view kByteOrderMark = "\xef\xbb\xbf";
+
 bool non_ascii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+bool continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-// Where toml++ stops reading a bare value (a number, a date, true): everything before, quotes
-// included, is part of the value, and each character is tested for whitespace on the way. A space
-// followed by a digit does not end it: toml++ reads on for the time of a date-time
-// ("1979-05-27 07:32:00"), whatever came before the space (found by fuzz_space:
-// `f=0490-06-2h 1"` and a non-ASCII character). Valid TOML has no other value followed by a
-// space and a digit, so only invalid text is read further this way.
-bool ends_bare_value(std::string_view rest) {
-  const char c = rest[0];
-  if (c == ' ' && rest.size() > 1 && rest[1] >= '0' && rest[1] <= '9') return false;
-  return blank(c) || c == ',' || c == ']' || c == '}' || c == '#';
+// toml++ skips a leading byte order mark without reading it as a character.
+size_t body_start(std::string_view text) { return text.starts_with(kByteOrderMark) ? kByteOrderMark.size() : 0; }
+
+// The text with each non-ASCII character (a UTF-8 lead byte and its continuation bytes) as one
+// '@', so that lines and columns (toml++ counts code points) stay those of the text. Invalid UTF-8
+// does not survive: toml++ refuses it in step 3 before it classifies the character.
+std::string with_stand_ins(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text.substr(body_start(text))) {
+    if (!non_ascii(c)) out += c;
+    else if (!continuation_byte(c)) out += kStandIn;
+  }
+  return out;
 }
 
-[[noreturn]] void refuse(std::string_view text, size_t at, std::string_view origin, std::string_view where) {
-  const auto before = text.substr(0, at);
-  const size_t line = 1 + std::count(before.begin(), before.end(), '\n');
-  const size_t line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
-  throw Error(fmt::format("{}:{}:{}: not valid TOML: a non-ASCII character {} (only strings and comments may hold one)",
-                          origin, line, at - line_start + 1, where));
+struct Position {
+  size_t line = 1, column = 1;
+};
+
+Position position_of(std::string_view text, size_t offset) {
+  Position p;
+  for (size_t i = body_start(text); i < offset; ++i) {
+    if (text[i] == '\n') p = {p.line + 1, 1};
+    else if (!continuation_byte(text[i])) ++p.column;
+  }
+  return p;
+}
+
+// The character of the text at toml++'s position (as it counts: code points after any byte order
+// mark), "" past the end.
+std::string_view character_at(std::string_view text, Position at) {
+  Position p;
+  for (size_t i = body_start(text); i < text.size(); ++i) {
+    if (continuation_byte(text[i])) continue;
+    if (p.line == at.line && p.column == at.column) {
+      size_t end = i + 1;
+      while (end < text.size() && continuation_byte(text[end])) ++end;
+      return text.substr(i, end - i);
+    }
+    if (text[i] == '\n') p = {p.line + 1, 1};
+    else ++p.column;
+  }
+  return {};
+}
+
+[[noreturn]] void refuse(std::string_view origin, Position at, std::string_view what) {
+  throw Error(fmt::format("{}:{}:{}: not valid TOML: {}", origin, at.line, at.column, what));
+}
+
+Position position_of(const toml::parse_error& e) { return {e.source().begin.line, e.source().begin.column}; }
+
+// Step 1: toml++ refuses the stand-ins' text; said of the text's own character where toml++
+// stopped at a stand-in.
+[[noreturn]] void refuse_stand_in(std::string_view text, std::string_view origin, const toml::parse_error& e) {
+  std::string what(e.description());
+  const std::string_view c = character_at(text, position_of(e));
+  if (!c.empty() && non_ascii(c[0])) {
+    if (const size_t q = what.rfind(fmt::format("'{}'", kStandIn)); q != std::string::npos) what.replace(q + 1, 1, c);
+    what += " (only strings and comments may hold a non-ASCII character)";
+  }
+  refuse(origin, position_of(e), what);
+}
+
+void refuse_non_ascii_after_backslash(std::string_view text, std::string_view origin) {
+  for (size_t i = text.find('\\'); i != std::string_view::npos; i = text.find('\\', i + 1)) {
+    size_t next = i + 1;
+    while (next < text.size() && blank(text[next])) ++next;
+    if (next > i + 1 && next < text.size() && non_ascii(text[next]))
+      refuse(origin, position_of(text, next),
+             "a non-ASCII character after a backslash and blanks (toml++ 3.3 cannot read it there safely)");
+  }
 }
 
 }  // namespace
 
-void require_toml_safe_for_parser(std::string_view text, std::string_view origin) {
-  enum class In { code, bare_value, comment, basic, literal, multi_basic, multi_literal } in = In::code;
-  // A value starts next (after '=', or in an array); the arrays and inline tables open around it.
-  // A value that starts with anything but a quote, '[' or '{' is a bare value to its end.
-  bool value_next = false;
-  std::vector<char> open;
-  // Past the closing delimiter; a multi-line string may end with up to two extra quotes of content.
-  auto close = [&](size_t& i, std::string_view delim) {
-    i += delim.size() - 1;
-    for (int extra = 0; extra < 2 && i + 1 < text.size() && text[i + 1] == delim[0]; ++extra) ++i;
-    in = In::code;
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const std::string_view rest = text.substr(i);
-    const bool in_array = !open.empty() && open.back() == '[';
-    switch (in) {
-      case In::bare_value:
-        if (!ends_bare_value(rest)) {
-          if (non_ascii(c)) refuse(text, i, origin, "outside a string or comment");
-          break;
-        }
-        in = In::code;
-        [[fallthrough]];
-      case In::code:
-        if (c == '#') in = In::comment;
-        else if (non_ascii(c)) refuse(text, i, origin, "outside a string or comment");
-        else if (c == '"' || c == '\'') {
-          value_next = false;
-          if (rest.starts_with("\"\"\"")) i += 2, in = In::multi_basic;
-          else if (rest.starts_with("'''")) i += 2, in = In::multi_literal;
-          else in = c == '"' ? In::basic : In::literal;
-        } else if (c == '=') value_next = true;
-        else if (c == '[' || c == '{') {
-          if (value_next) open.push_back(c);  // else a table header
-          value_next = value_next && c == '[';
-        } else if (c == ']' || c == '}') {
-          if (!open.empty() && open.back() == (c == ']' ? '[' : '{')) open.pop_back();
-          value_next = false;
-        } else if (c == ',') value_next = in_array;
-        else if (c == '\n') value_next = value_next && in_array;
-        else if (value_next && !blank(c)) in = In::bare_value, value_next = false;
-        break;
-      case In::comment:
-        if (c == '\n') in = In::code;
-        break;
-      case In::basic:
-        if (c == '\\') ++i;
-        else if (c == '"' || c == '\n') in = In::code;
-        break;
-      case In::literal:
-        if (c == '\'' || c == '\n') in = In::code;
-        break;
-      case In::multi_basic:
-        if (c == '\\') {
-          const size_t escape = i;
-          while (i + 1 < text.size() && blank(text[i + 1])) ++i;
-          if (i + 1 < text.size() && non_ascii(text[i + 1]))
-            refuse(text, i + 1, origin, "after a backslash in a multi-line string");
-          if (i == escape) ++i;  // an escape such as \" or \\, not a line-ending backslash
-        } else if (rest.starts_with("\"\"\"")) {
-          close(i, "\"\"\"");
-        }
-        break;
-      case In::multi_literal:
-        if (rest.starts_with("'''")) close(i, "'''");
-        break;
+toml::table parse_toml(std::string_view text, std::string_view origin) {
+  if (std::ranges::any_of(text, non_ascii)) {
+    try {
+      (void)toml::parse(with_stand_ins(text), origin);
+    } catch (const toml::parse_error& e) {
+      refuse_stand_in(text, origin, e);
     }
+    refuse_non_ascii_after_backslash(text, origin);
+  }
+  try {
+    return toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    refuse(origin, position_of(e), e.description());
   }
 }
 
