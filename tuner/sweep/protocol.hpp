@@ -34,7 +34,7 @@ struct RunRequest {
   Params key, config, shape;       // shape: the timing shape
   std::vector<char> code;          // the code object
   std::vector<std::string> symbols;  // lowered name of each of the family's name expressions
-  uint64_t seed = 0;               // inputs; the same for every config of a key
+  uint64_t seed = 0;               // timing inputs; the same for every config of a key
   bench::TimingPolicy screen;      // the short first measurement
   bench::TimingPolicy full;
   // Full measurement only when the screening median is at most this; 0: always, without

@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
 #include "sweep/memory.hpp"
+#include "sweep/runner.hpp"
 
 namespace ktune::sweep {
 namespace {
@@ -43,12 +44,12 @@ bool write_all(int fd, std::string line) {
 }
 
 // The parts of a key its verification depends on: every field but those it ignores.
-std::string verification_part(const Family& family, const Params& key) {
+Params verification_part(const Family& family, const Params& key) {
   const auto ignored = family.fields_verification_ignores();
   Params kept;
   for (const auto& [name, value] : key.items())
     if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) kept.set(name, value);
-  return kept.canonical();
+  return kept;
 }
 
 // What makes a program: its config, its kernels' names and its code object.
@@ -71,15 +72,19 @@ bool CandidateRunner::prepare(const Family& family, const RunRequest& req) {
     timing_.reset();
     timing_key_ = std::move(timing_key);
   }
-  // Whether the key is verified is part of its identity: instances prepared without verification
-  // must not pass a later request's verification vacuously.
-  auto id = fmt::format("{}:{}:{}:{}", family.name(), verification_part(family, req.key), req.seed, req.verify);
+  // Verification inputs are drawn with the seed of the fields verification keeps, not with the
+  // key's (req.seed, which differs with every field): keys that differ only in the others are
+  // verified on the same inputs, so that they share instances and verdicts. Whether the key is
+  // verified is part of its identity: instances prepared without verification must not pass a
+  // later request's verification vacuously.
+  const Params kept = verification_part(family, req.key);
+  auto id = fmt::format("{}:{}:{}", family.name(), kept.canonical(), req.verify);
   if (verification_.id == id) return false;
   verification_ = {};  // frees the previous instances' device memory first
   Verification v;
   if (req.verify)
     for (auto& shape : family.verify_shapes(req.key)) {
-      auto inst = family.instantiate(ctx_, req.key, shape, req.seed, true);
+      auto inst = family.instantiate(ctx_, req.key, shape, seed_of(kept), true);
       v.instances.emplace_back(std::move(shape), std::move(inst));
     }
   v.id = std::move(id);

@@ -33,7 +33,7 @@ class CandidateRunner {
 
  private:
   struct Verification {
-    std::string id;  // family, the key without the fields verification ignores, seed
+    std::string id;  // family, the key without the fields verification ignores, whether verified
     std::vector<std::pair<Params, std::unique_ptr<Instance>>> instances;
     std::map<std::string, RunResult> verdicts;  // by program: config, symbols, code
   };
