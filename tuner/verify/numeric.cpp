@@ -20,24 +20,26 @@ constexpr E4M3 kFnuz{8, 0x7F, 240.0f};
 // that the result does not depend on the host's floating-point environment.
 uint8_t e4m3_magnitude(uint32_t abs_bits, const E4M3& f) {
   const int biased = static_cast<int>(abs_bits >> 23);
+  const int min_normal_e = 1 - f.bias;
+  if (biased >= 127 + min_normal_e) {
+    // An fp8 normal, the common case (make_problem encodes hundreds of millions): the top 3
+    // fraction bits rounded to nearest even at bit 20, in one addition whose carry moves into the
+    // exponent by itself; rebiasing the exponent field then leaves the code. |x| < max and max is
+    // representable, so rounding never passes the largest finite code.
+    const uint32_t rounded = abs_bits + 0x7FFFFu + ((abs_bits >> 20) & 1);
+    return static_cast<uint8_t>((rounded >> 20) - (static_cast<uint32_t>(127 - f.bias) << 3));
+  }
   if (biased == 0) return 0;  // fp32 subnormals are far below half the smallest fp8 subnormal
   const int e = biased - 127;
   const uint32_t significand = (abs_bits & 0x7FFFFFu) | 0x800000u;  // 24 bits, implicit one
-  // Keep 3 fraction bits for fp8 normals; for fp8 subnormals (e below 1 - bias) shift further
-  // so that the kept integer counts multiples of the smallest subnormal 2^(1 - bias - 3).
-  const int min_normal_e = 1 - f.bias;
-  const int shift = 20 + (e < min_normal_e ? min_normal_e - e : 0);
+  // An fp8 subnormal (e below 1 - bias): the kept integer counts multiples of the smallest
+  // subnormal 2^(1 - bias - 3), possibly rounding up to the smallest normal (code 8).
+  const int shift = 20 + min_normal_e - e;
   if (shift > 24) return 0;  // below half the smallest subnormal
   const uint32_t kept = significand >> shift;
   const uint32_t rest = significand & ((1u << shift) - 1);
   const uint32_t half = 1u << (shift - 1);
-  const uint32_t rounded = kept + ((rest > half || (rest == half && (kept & 1))) ? 1 : 0);
-  // For normals `rounded` includes the implicit 8, so adding it to (exponent - 1) << 3 yields the
-  // code, and a carry to 16 moves into the next exponent by itself; subnormals (and a subnormal
-  // rounding up to the smallest normal, code 8) are just `rounded`.
-  const int exponent_part = e < min_normal_e ? 0 : (e + f.bias - 1) << 3;
-  // |x| < max and max is representable, so rounding never passes the largest finite code.
-  return static_cast<uint8_t>(exponent_part + static_cast<int>(rounded));
+  return static_cast<uint8_t>(kept + ((rest > half || (rest == half && (kept & 1))) ? 1 : 0));
 }
 
 float e4m3_value(uint8_t b, int bias) {
