@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "kernels/input_cache.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "kernels/mla_decode/reference.hpp"
 #include "verify/numeric.hpp"
@@ -207,6 +210,26 @@ TEST_P(MlaDecodeControls, TimingShapeLaunchesOnEveryRotation) {
   for (int r = 0; r < instance->rotations(); ++r) instance->launch(kernels().candidate(variant), r);
   device().ctx->synchronize();
   EXPECT_THROW(instance->verify(), Error) << "an instance without reference cannot verify";
+}
+
+TEST_P(MlaDecodeControls, TimingInstancesSharingOneCacheLaunchOnEveryRotation) {
+  // The sweep's timing instances (Family::instantiate_for_timing) of two keys of one cache type and
+  // batch: one device copy of the cache, each key's own block table over it. 300 MB of cache: one
+  // rotation whatever the heads, so the keys share one entry.
+  const Family& family = mla_decode_family();
+  InputCache inputs(size_t{4} << 30);
+  const num::KvDtype dtype = kv(num::KvDtype::fp8_e4m3fn);
+  std::vector<std::unique_ptr<Instance>> instances;
+  for (const Key& key : {Key{128, 4, true, dtype, 32}, Key{16, 1, false, dtype, 32}}) {
+    const Variant variant{GetParam().timing, key.kv_dtype, key.causal, 0};
+    kernels().prepare({variant});
+    auto instance = family.instantiate_for_timing(*device().ctx, to_params(key), to_params(Shape{16384, 64, 0, false}),
+                                                  1, inputs);
+    for (int r = 0; r < instance->rotations(); ++r) instance->launch(kernels().candidate(variant), r);
+    instances.push_back(std::move(instance));
+  }
+  device().ctx->synchronize();
+  EXPECT_EQ(inputs.entries(), 1u) << "the keys share the cache";
 }
 
 INSTANTIATE_TEST_SUITE_P(Math, MlaDecodeControls, testing::ValuesIn(kMathConfigs),

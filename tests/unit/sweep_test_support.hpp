@@ -176,7 +176,14 @@ class ToyFamily : public Family {
     ++instances;
     return std::make_unique<ToyInstance>(ctx, key.at("heads") * 2 + shape.at("ctx"), with_reference);
   }
+  // Records the cache it is offered, then makes its own inputs.
+  std::unique_ptr<Instance> instantiate_for_timing(backend::Context& ctx, const Params& key, const Params& shape,
+                                                   uint64_t seed, InputCache& inputs) const override {
+    timing_inputs.push_back(&inputs);
+    return instantiate(ctx, key, shape, seed, false);
+  }
   mutable int instances = 0;  // how often instantiate ran
+  mutable std::vector<const InputCache*> timing_inputs;  // what each timing instance was offered
   std::vector<std::string> verification_ignores;  // none unless a test says
   std::vector<std::string> ranking = {"kv_dtype", "heads"};
 

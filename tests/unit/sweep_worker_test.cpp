@@ -156,6 +156,13 @@ TEST_F(SweepWorker, InstancesAreKeptWhileTheKeyStays) {
   EXPECT_EQ(family.instances, 4);
 }
 
+TEST_F(SweepWorker, TimingInstancesOfEveryKeyAreOfferedTheWorkersOneInputCache) {
+  ASSERT_EQ(runner.run(family, request("value=39 us=10")).status, RunStatus::ok);
+  ASSERT_EQ(runner.run(family, request("value=23 us=10", 8)).status, RunStatus::ok);
+  ASSERT_EQ(family.timing_inputs.size(), 2u) << "one timing instance per key, each through instantiate_for_timing";
+  EXPECT_EQ(family.timing_inputs[0], family.timing_inputs[1]) << "the same cache for both keys";
+}
+
 TEST_F(SweepWorker, CodeObjectsAreLoadedOncePerWorker) {
   runner.run(family, request("value=39 us=10"));
   runner.run(family, request("value=39 us=12"));

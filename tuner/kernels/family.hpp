@@ -11,6 +11,7 @@
 
 #include "backend/backend.hpp"
 #include "common/params.hpp"
+#include "kernels/input_cache.hpp"
 
 namespace ktune {
 
@@ -143,6 +144,15 @@ class Family {
   // With `with_reference` the CPU reference (double accumulation) is computed too.
   virtual std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape,
                                                 uint64_t seed, bool with_reference) const = 0;
+  // An instance to time (no reference) whose inputs may come from, or go into, `inputs`, shared
+  // with other keys' instances: a family whose large inputs do not depend on every key field
+  // draws those from a seed of the fields they do depend on. Default: instantiate()'s own inputs.
+  virtual std::unique_ptr<Instance> instantiate_for_timing(backend::Context& ctx, const Params& key,
+                                                           const Params& shape, uint64_t seed,
+                                                           InputCache& inputs) const {
+    (void)inputs;
+    return instantiate(ctx, key, shape, seed, false);
+  }
 };
 
 // All registered families, in a fixed order.

@@ -127,7 +127,7 @@ RunResult CandidateRunner::time(const Family& family, const RunRequest& req, con
   try {
     if (!timing_) {
       const Stopwatch setup;
-      timing_ = family.instantiate(ctx_, req.key, req.shape, req.seed, false);
+      timing_ = family.instantiate_for_timing(ctx_, req.key, req.shape, req.seed, inputs_);
       r.time.setup_ms += setup.ms();
     }
     Instance& inst = *timing_;

@@ -21,11 +21,13 @@ namespace ktune::sweep {
 // kept while consecutive requests share them: keys that differ only in fields the family's
 // verification ignores (Family::fields_verification_ignores) share them, and each program's
 // verdict on them, since it is the same program on the same inputs. The timing instance is kept
-// while consecutive requests share the key; the code objects while they are among the 256 used
-// last.
+// while consecutive requests share the key, and inputs that timing instances of several keys can
+// share (Family::instantiate_for_timing) while they fit in a quarter of the device's memory; the
+// code objects while they are among the 256 used last.
 class CandidateRunner {
  public:
-  explicit CandidateRunner(backend::Context& ctx) : ctx_(ctx) {}
+  explicit CandidateRunner(backend::Context& ctx)
+      : ctx_(ctx), inputs_(static_cast<size_t>(ctx.info().memory_bytes / 4)) {}
   // Loads the code, verifies (unless !req.verify), then times. Also what `ktune bench` runs in
   // its own process. Throws DeviceFault when the context became unusable; every other failure
   // is in the result.
@@ -49,6 +51,7 @@ class CandidateRunner {
   Verification verification_;
   std::string timing_key_;  // family, key and seed of timing_
   std::unique_ptr<Instance> timing_;
+  InputCache inputs_;
   // More than the programs of a whole space (mla_decode's default: 130 for sm_90a), since a plan
   // visits all of them every few keys (batch, then cache type and mask, vary fastest): a cache
   // smaller than that cycle would drop each program just before it is needed again.

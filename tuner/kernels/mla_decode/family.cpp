@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include "bench/rotations.hpp"
 #include "kernels/mla_decode/geometry.hpp"
@@ -230,11 +231,34 @@ class MlaDecodeFamily final : public Family {
   std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& key, const Params& shape, uint64_t seed,
                                         bool with_reference) const override {
     HostProblem problem = make_problem(key_of(key), shape_of(shape), seed);
-    const int64_t copy_bytes = static_cast<int64_t>(problem.q.size() * sizeof(uint16_t) + problem.kv_cache.size());
-    const auto& info = ctx.info();
-    const int rotations = std::min(kMaxRotations, bench::rotations_for(copy_bytes, info.l2_bytes));
-    const int split_capacity = policy_split_bound(problem, info.compute_units);
+    const int rotations = rotations_of(problem, ctx.info());
+    const int split_capacity = policy_split_bound(problem, ctx.info().compute_units);
     return std::make_unique<DeviceInstance>(ctx, std::move(problem), with_reference, rotations, split_capacity);
+  }
+
+  // The cache's contents depend on nothing but its type and size (a key's block table maps its
+  // requests onto any of its pages), so keys of one cache type, batch and timing shape, whatever
+  // their heads, block length or mask, time on one device copy, drawn from a seed of its id.
+  std::unique_ptr<Instance> instantiate_for_timing(backend::Context& ctx, const Params& key, const Params& shape,
+                                                   uint64_t seed, InputCache& inputs) const override {
+    HostProblem problem = make_problem(key_of(key), shape_of(shape), seed, CacheContents::none);
+    const int rotations = rotations_of(problem, ctx.info());
+    const int split_capacity = policy_split_bound(problem, ctx.info().compute_units);
+    const size_t bytes = cache_bytes(problem);
+    const std::string id = fmt::format("mla_decode kv cache: kv_dtype={} bytes={} rotations={}",
+                                       static_cast<int>(problem.kv_dtype), bytes, rotations);
+    auto kv = inputs.get(id, [&] {
+      const auto cache = random_cache(problem.kv_dtype, bytes, XXH64(id.data(), id.size(), 0));
+      return upload_copies(ctx, cache.data(), cache.size(), rotations);
+    });
+    return std::make_unique<DeviceInstance>(ctx, std::move(problem), rotations, split_capacity, std::move(kv));
+  }
+
+ private:
+  // Copies of q and the cache for cold-L2 timing.
+  static int rotations_of(const HostProblem& p, const backend::DeviceInfo& info) {
+    const auto copy_bytes = static_cast<int64_t>(p.q.size() * sizeof(uint16_t) + cache_bytes(p));
+    return std::min(kMaxRotations, bench::rotations_for(copy_bytes, info.l2_bytes));
   }
 };
 

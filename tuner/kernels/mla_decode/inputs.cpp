@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -40,19 +41,22 @@ void store(uint8_t* at, float x) {
 // draw, as does an fp8 code). The format is chosen once, outside the loop over up to hundreds of
 // millions of elements, not per element as set_cache_element does.
 template <num::KvDtype D>
-void fill_cache_as(HostProblem& p, const SplitMix& values, uint64_t first, float range) {
+void fill_cache_as(std::span<uint8_t> cache, const SplitMix& values, uint64_t first, float range) {
   constexpr size_t bytes = D == num::KvDtype::bf16 ? 2 : 1;
-  uint8_t* const cache = p.kv_cache.data();
-  parallel_each(p.kv_cache.size() / bytes, kFillChunk,
-                [&](size_t i) { store<D>(cache + i * bytes, values.uniform(first + i, -range, range)); });
+  uint8_t* const at = cache.data();
+  parallel_each(cache.size() / bytes, kFillChunk,
+                [&](size_t i) { store<D>(at + i * bytes, values.uniform(first + i, -range, range)); });
 }
-void fill_cache(HostProblem& p, const SplitMix& values, uint64_t first) {
-  switch (p.kv_dtype) {
-    case num::KvDtype::bf16: fill_cache_as<num::KvDtype::bf16>(p, values, first, 1.f); break;
-    case num::KvDtype::fp8_e4m3fn: fill_cache_as<num::KvDtype::fp8_e4m3fn>(p, values, first, 3.f); break;
-    case num::KvDtype::fp8_e4m3fnuz: fill_cache_as<num::KvDtype::fp8_e4m3fnuz>(p, values, first, 3.f); break;
+void fill_cache(std::span<uint8_t> cache, num::KvDtype kv_dtype, const SplitMix& values, uint64_t first) {
+  switch (kv_dtype) {
+    case num::KvDtype::bf16: fill_cache_as<num::KvDtype::bf16>(cache, values, first, 1.f); break;
+    case num::KvDtype::fp8_e4m3fn: fill_cache_as<num::KvDtype::fp8_e4m3fn>(cache, values, first, 3.f); break;
+    case num::KvDtype::fp8_e4m3fnuz: fill_cache_as<num::KvDtype::fp8_e4m3fnuz>(cache, values, first, 3.f); break;
   }
 }
+
+// The value stream of a seed: q's draws first, then the cache's.
+SplitMix values_of(uint64_t seed) { return SplitMix(seed ^ 0x5DEECE66Dull); }
 
 }  // namespace
 
@@ -65,12 +69,23 @@ void set_cache_element(HostProblem& p, size_t i, float x) {
   }
 }
 
-HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
+size_t cache_bytes(const HostProblem& p) {
+  const auto pages = std::count_if(p.block_table.begin(), p.block_table.end(), [](int32_t page) { return page >= 0; });
+  return static_cast<size_t>(pages) * p.page_size * kHeadDim * num::bytes_of(p.kv_dtype);
+}
+
+UninitVector<uint8_t> random_cache(num::KvDtype kv_dtype, size_t bytes, uint64_t seed) {
+  UninitVector<uint8_t> cache(bytes);
+  fill_cache(cache, kv_dtype, values_of(seed), 0);
+  return cache;
+}
+
+HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed, CacheContents contents) {
   if (shape.ctx < key.block_len)
     throw Error(fmt::format("mla_decode shape: ctx {} is shorter than block_len {} (kv_len includes the block)",
                             shape.ctx, key.block_len));
   std::mt19937_64 rng(seed);
-  const SplitMix values(seed ^ 0x5DEECE66Dull);
+  const SplitMix values = values_of(seed);
 
   HostProblem p;
   p.batch = shape.batch > 0 ? shape.batch : key.batch;
@@ -98,8 +113,10 @@ HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed) {
 
   p.q.resize(static_cast<size_t>(p.batch) * p.block_len * p.heads * kHeadDim);
   parallel_each(p.q.size(), kFillChunk, [&](size_t i) { p.q[i] = num::f32_to_bf16(values.uniform(i, -2.f, 2.f)); });
-  p.kv_cache.resize(static_cast<size_t>(total_pages) * p.page_size * kHeadDim * num::bytes_of(p.kv_dtype));
-  fill_cache(p, values, p.q.size());
+  if (contents == CacheContents::random) {
+    p.kv_cache.resize(cache_bytes(p));
+    fill_cache(p.kv_cache, p.kv_dtype, values, p.q.size());
+  }
   return p;
 }
 

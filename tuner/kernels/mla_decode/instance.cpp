@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "kernels/mla_decode/geometry.hpp"
+#include "kernels/mla_decode/inputs.hpp"
 #include "kernels/mla_decode/split_policy.hpp"
 #include "verify/compare.hpp"
 
@@ -46,24 +47,41 @@ int policy_split_bound(const HostProblem& p, int compute_units) {
                      static_cast<int>(config_field("keys").min)});
 }
 
+SharedBuffers upload_copies(backend::Context& ctx, const void* host, size_t bytes, int copies) {
+  SharedBuffers out;
+  for (int r = 0; r < copies; ++r) {
+    out.push_back(ctx.alloc(bytes));
+    if (r == 0) ctx.upload(*out[0], host, bytes);
+    else ctx.copy(*out[r], *out[0], bytes);
+  }
+  return out;
+}
+
 DeviceInstance::DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations,
                                int split_capacity)
     : ctx_(ctx), problem_(std::move(problem)), rotations_(std::max(1, rotations)),
       split_capacity_(std::max(1, split_capacity)) {
   if (with_reference) reference_ = reference(problem_);
+  kv_ = std::make_shared<const SharedBuffers>(
+      upload_copies(ctx_, problem_.kv_cache.data(), problem_.kv_cache.size(), rotations_));
+  upload_rest();
+}
+
+DeviceInstance::DeviceInstance(backend::Context& ctx, HostProblem problem, int rotations, int split_capacity,
+                               std::shared_ptr<const SharedBuffers> kv)
+    : ctx_(ctx), problem_(std::move(problem)), rotations_(std::max(1, rotations)),
+      split_capacity_(std::max(1, split_capacity)), kv_(std::move(kv)) {
+  const size_t bytes = cache_bytes(problem_);
+  if (!kv_ || kv_->size() < static_cast<size_t>(rotations_) ||
+      std::any_of(kv_->begin(), kv_->end(), [&](const auto& b) { return b->size() < bytes; }))
+    throw Error(fmt::format("mla_decode: a shared cache needs {} copies of {} bytes, got {}", rotations_, bytes,
+                            kv_ ? kv_->size() : 0));
+  upload_rest();
+}
+
+void DeviceInstance::upload_rest() {
   const HostProblem& p = problem_;
-  const size_t q_bytes = p.q.size() * sizeof(uint16_t), kv_bytes = p.kv_cache.size();
-  for (int r = 0; r < rotations_; ++r) {
-    q_.push_back(ctx_.alloc(q_bytes));
-    kv_.push_back(ctx_.alloc(kv_bytes));
-    if (r == 0) {
-      ctx_.upload(*q_[0], p.q.data(), q_bytes);
-      ctx_.upload(*kv_[0], p.kv_cache.data(), kv_bytes);
-    } else {  // device-side copies of copy 0
-      ctx_.copy(*q_[r], *q_[0], q_bytes);
-      ctx_.copy(*kv_[r], *kv_[0], kv_bytes);
-    }
-  }
+  q_ = upload_copies(ctx_, p.q.data(), p.q.size() * sizeof(uint16_t), rotations_);
   block_table_ = ctx_.alloc(p.block_table.size() * sizeof(int32_t));
   ctx_.upload(*block_table_, p.block_table.data(), p.block_table.size() * sizeof(int32_t));
   kv_lens_ = ctx_.alloc(p.kv_lens.size() * sizeof(int32_t));
@@ -104,7 +122,7 @@ void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int nu
     throw Error(fmt::format("mla_decode: {} splits requested, the workspace holds {}", num_splits, split_capacity_));
 
   // Kernel arguments, in the order of the kernel's parameter list.
-  uint64_t q = q_[rotation]->address(), kv = kv_[rotation]->address();
+  uint64_t q = q_[rotation]->address(), kv = (*kv_)[rotation]->address();
   uint64_t block_table = block_table_->address(), kv_lens = kv_lens_->address();
   uint64_t o = o_->address(), lse = lse_->address();
   uint64_t part_o = part_o_ ? part_o_->address() : 0, part_lse = part_lse_ ? part_lse_->address() : 0;

@@ -9,6 +9,7 @@
 
 #include "backend/backend.hpp"
 #include "kernels/family.hpp"
+#include "kernels/input_cache.hpp"
 #include "kernels/mla_decode/problem.hpp"
 #include "kernels/mla_decode/reference.hpp"
 #include "verify/compare.hpp"
@@ -30,12 +31,21 @@ inline constexpr int kMaxRotations = 64;
 // over every config within the family's field ranges: the workspace size that serves them all.
 int policy_split_bound(const HostProblem& problem, int compute_units);
 
+// `copies` device copies of `bytes` bytes at `host`: the first uploaded, the others copied from it
+// on the device.
+SharedBuffers upload_copies(backend::Context& ctx, const void* host, size_t bytes, int copies);
+
 class DeviceInstance final : public Instance {
  public:
   // Uploads `problem` (in `rotations` copies of q and the cache) and allocates o, lse and a split
   // workspace for up to `split_capacity` splits.
   DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations,
                  int split_capacity);
+  // For timing only (no reference): the cache is `kv`, at least `rotations` copies of a cache of
+  // cache_bytes(problem) (problem.kv_cache may be empty), shared with other instances, which
+  // keeps it alive.
+  DeviceInstance(backend::Context& ctx, HostProblem problem, int rotations, int split_capacity,
+                 std::shared_ptr<const SharedBuffers> kv);
 
   // Launches with the split count of the split policy for `c`'s config on this device.
   void launch(const Candidate& c, int rotation) override;
@@ -51,14 +61,19 @@ class DeviceInstance final : public Instance {
   Traffic traffic() const noexcept override;
 
   const HostProblem& problem() const noexcept { return problem_; }
+  const SharedBuffers& kv_copies() const noexcept { return *kv_; }
 
  private:
+  // Everything but the cache: q's copies, block table, lengths, outputs, split workspace.
+  void upload_rest();
+
   backend::Context& ctx_;
   HostProblem problem_;
   std::optional<Reference> reference_;
   int rotations_ = 1;
   int split_capacity_ = 1;  // splits the workspace holds
-  std::vector<std::unique_ptr<backend::Buffer>> q_, kv_;  // one per rotation
+  SharedBuffers q_;                         // one per rotation
+  std::shared_ptr<const SharedBuffers> kv_;  // one per rotation (or more, when shared)
   std::unique_ptr<backend::Buffer> block_table_, kv_lens_, o_, lse_, part_o_, part_lse_;
 };
 
