@@ -1,9 +1,9 @@
 #pragma once
 // Device copies of timing inputs that several problem keys can share, kept across keys by whoever
-// times them (a sweep worker, `ktune bench`). mla_decode's KV cache depends on the cache type,
-// the batch and the shape but not on heads, block length or mask: the 96 keys of its default
-// space that share those would otherwise each draw and upload the same hundreds of MB (the
-// largest part of a sweep's key set-up). Kernels only read what lies here.
+// times them (a sweep worker, `ktune bench`). mla_decode's KV cache depends only on its type and
+// size, not on heads, block length or mask: the 1152 keys of its default space need 42 such
+// caches on an H200 (up to 600 MB each), which each key would otherwise draw and upload again.
+// Kernels only read what lies here.
 #include <cstddef>
 #include <functional>
 #include <list>
