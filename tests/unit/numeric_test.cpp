@@ -258,5 +258,41 @@ TEST(KvDtype, BytesPerElement) {
   EXPECT_EQ(bytes_of(KvDtype::fp8_e4m3fnuz), 1);
 }
 
+// The buffer layout every family's inputs and references share: element i of a bf16 buffer is
+// bytes 2i (low) and 2i + 1 (high), of an fp8 buffer byte i, and nothing else is written.
+TEST(KvDtype, ElementsSitWhereTheDevicesReadThem) {
+  std::vector<uint8_t> buffer(8, 0xAA);
+  store_kv(KvDtype::bf16, buffer.data(), 1, -3.0f);  // bf16 0xC040
+  EXPECT_EQ(buffer, (std::vector<uint8_t>{0xAA, 0xAA, 0x40, 0xC0, 0xAA, 0xAA, 0xAA, 0xAA}));
+  EXPECT_EQ(load_kv(KvDtype::bf16, buffer.data(), 1), -3.0f);
+  store_kv(KvDtype::fp8_e4m3fn, buffer.data(), 5, 448.0f);
+  EXPECT_EQ(buffer[5], 0x7E);
+  EXPECT_EQ(load_kv(KvDtype::fp8_e4m3fn, buffer.data(), 5), 448.0f);
+  store_kv(KvDtype::fp8_e4m3fnuz, buffer.data(), 6, 240.0f);
+  EXPECT_EQ(buffer[6], 0x7F);
+  EXPECT_EQ(load_kv(KvDtype::fp8_e4m3fnuz, buffer.data(), 6), 240.0f);
+  EXPECT_EQ(buffer, (std::vector<uint8_t>{0xAA, 0xAA, 0x40, 0xC0, 0xAA, 0x7E, 0x7F, 0xAA}));
+}
+
+// The run-time format picks its own decoder and encoder (the two fp8 formats differ on most codes,
+// so a swapped case is caught).
+TEST(KvDtype, RunTimeFormatsPickTheirOwnCodes) {
+  for (int c = 0; c < 256; ++c) {
+    const auto code = static_cast<uint8_t>(c);
+    for (const KvDtype d : {KvDtype::fp8_e4m3fn, KvDtype::fp8_e4m3fnuz}) {
+      const float want = d == KvDtype::fp8_e4m3fn ? fp8_e4m3fn_to_f32(code) : fp8_e4m3fnuz_to_f32(code);
+      const float got = load_kv(d, &code, 0);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << c;
+        continue;
+      }
+      EXPECT_EQ(got, want) << c;
+      uint8_t back = 0;
+      store_kv(d, &back, 0, want);
+      EXPECT_EQ(load_kv(d, &back, 0), want) << c;  // -0 and +0 of fnuz share code 0
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ktune::num

@@ -37,30 +37,37 @@ struct Position {
   size_t line = 1, column = 1;
 };
 
-Position position_of(std::string_view text, size_t offset) {
-  Position p;
-  for (size_t i = body_start(text); i < offset; ++i) {
-    if (text[i] == '\n') p = {p.line + 1, 1};
-    else if (!continuation_byte(text[i])) ++p.column;
-  }
-  return p;
-}
-
-// The character of the text at toml++'s position (as it counts: code points after any byte order
-// mark), "" past the end.
-std::string_view character_at(std::string_view text, Position at) {
+// The offset of the first character (as toml++ counts them: code points after any byte order
+// mark) whose position `stop` accepts, or the text's size.
+template <class Stop>
+size_t first_character(std::string_view text, Stop stop) {
   Position p;
   for (size_t i = body_start(text); i < text.size(); ++i) {
     if (continuation_byte(text[i])) continue;
-    if (p.line == at.line && p.column == at.column) {
-      size_t end = i + 1;
-      while (end < text.size() && continuation_byte(text[end])) ++end;
-      return text.substr(i, end - i);
-    }
+    if (stop(i, p)) return i;
     if (text[i] == '\n') p = {p.line + 1, 1};
     else ++p.column;
   }
-  return {};
+  return text.size();
+}
+
+// The position of the character starting at `offset`.
+Position position_of(std::string_view text, size_t offset) {
+  Position at;
+  first_character(text, [&](size_t i, Position p) {
+    at = p;
+    return i >= offset;
+  });
+  return at;
+}
+
+// The character of the text at toml++'s position, "" past the end.
+std::string_view character_at(std::string_view text, Position at) {
+  const size_t i =
+      first_character(text, [&](size_t, Position p) { return p.line == at.line && p.column == at.column; });
+  size_t end = std::min(i + 1, text.size());
+  while (end < text.size() && continuation_byte(text[end])) ++end;
+  return text.substr(i, end - i);
 }
 
 [[noreturn]] void refuse(std::string_view origin, Position at, std::string_view what) {

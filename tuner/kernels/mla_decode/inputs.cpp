@@ -23,36 +23,15 @@ std::vector<int32_t> request_lengths(const Key& key, const Shape& shape, int bat
   return lens;
 }
 
-// Element x in cache format D at `at` (bf16 little-endian, or the fp8 code nearest x).
-template <num::KvDtype D>
-void store(uint8_t* at, float x) {
-  if constexpr (D == num::KvDtype::bf16) {
-    const uint16_t bits = num::f32_to_bf16(x);
-    at[0] = static_cast<uint8_t>(bits & 0xff);
-    at[1] = static_cast<uint8_t>(bits >> 8);
-  } else if constexpr (D == num::KvDtype::fp8_e4m3fn) {
-    *at = num::f32_to_fp8_e4m3fn(x);
-  } else {
-    *at = num::f32_to_fp8_e4m3fnuz(x);
-  }
-}
-
 // The cache from draws first, first + 1, ... of `values` (one per element: a bf16 value takes one
-// draw, as does an fp8 code). The format is chosen once, outside the loop over up to hundreds of
-// millions of elements, not per element as set_cache_element does.
-template <num::KvDtype D>
-void fill_cache_as(std::span<uint8_t> cache, const SplitMix& values, uint64_t first, float range) {
-  constexpr size_t bytes = D == num::KvDtype::bf16 ? 2 : 1;
-  uint8_t* const at = cache.data();
-  parallel_each(cache.size() / bytes, kFillChunk,
-                [&](size_t i) { store<D>(at + i * bytes, values.uniform(first + i, -range, range)); });
-}
+// draw, as does an fp8 code), of [-1, 1) for bf16 and [-3, 3) for the fp8 formats.
 void fill_cache(std::span<uint8_t> cache, num::KvDtype kv_dtype, const SplitMix& values, uint64_t first) {
-  switch (kv_dtype) {
-    case num::KvDtype::bf16: fill_cache_as<num::KvDtype::bf16>(cache, values, first, 1.f); break;
-    case num::KvDtype::fp8_e4m3fn: fill_cache_as<num::KvDtype::fp8_e4m3fn>(cache, values, first, 3.f); break;
-    case num::KvDtype::fp8_e4m3fnuz: fill_cache_as<num::KvDtype::fp8_e4m3fnuz>(cache, values, first, 3.f); break;
-  }
+  const float range = kv_dtype == num::KvDtype::bf16 ? 1.f : 3.f;
+  uint8_t* const at = cache.data();
+  num::with_kv_dtype(kv_dtype, [&](auto dtype) {
+    parallel_each(cache.size() / num::bytes_of(dtype.value), kFillChunk,
+                  [&](size_t i) { num::store_kv<dtype.value>(at, i, values.uniform(first + i, -range, range)); });
+  });
 }
 
 // The value stream of a seed: q's draws first, then the cache's.
@@ -60,14 +39,7 @@ SplitMix values_of(uint64_t seed) { return SplitMix(seed ^ 0x5DEECE66Dull); }
 
 }  // namespace
 
-void set_cache_element(HostProblem& p, size_t i, float x) {
-  uint8_t* const at = p.kv_cache.data() + i * num::bytes_of(p.kv_dtype);
-  switch (p.kv_dtype) {
-    case num::KvDtype::bf16: store<num::KvDtype::bf16>(at, x); break;
-    case num::KvDtype::fp8_e4m3fn: store<num::KvDtype::fp8_e4m3fn>(at, x); break;
-    case num::KvDtype::fp8_e4m3fnuz: store<num::KvDtype::fp8_e4m3fnuz>(at, x); break;
-  }
-}
+void set_cache_element(HostProblem& p, size_t i, float x) { num::store_kv(p.kv_dtype, p.kv_cache.data(), i, x); }
 
 size_t cache_bytes(const HostProblem& p) {
   const auto pages = std::count_if(p.block_table.begin(), p.block_table.end(), [](int32_t page) { return page >= 0; });

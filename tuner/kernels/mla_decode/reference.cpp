@@ -75,8 +75,7 @@ struct Decoder {
   }
   void row(const uint8_t* src, float* dst) const {
     if (dtype == num::KvDtype::bf16) {
-      for (int d = 0; d < kHeadDim; ++d)
-        dst[d] = num::bf16_to_f32(static_cast<uint16_t>(src[2 * d] | (src[2 * d + 1] << 8)));
+      for (int d = 0; d < kHeadDim; ++d) dst[d] = num::load_kv<num::KvDtype::bf16>(src, d);
     } else {
       for (int d = 0; d < kHeadDim; ++d) dst[d] = fp8[src[d]];
     }

@@ -92,27 +92,8 @@ void make_row(const uint16_t* nope, const uint16_t* pe, const std::array<double,
   rotate(pe, c, s, is_neox, out + kNopeDim);
 }
 
-float decode(num::KvDtype d, const uint8_t* bytes, size_t i) {
-  switch (d) {
-    case num::KvDtype::bf16: return num::bf16_to_f32(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
-    case num::KvDtype::fp8_e4m3fn: return num::fp8_e4m3fn_to_f32(bytes[i]);
-    case num::KvDtype::fp8_e4m3fnuz: return num::fp8_e4m3fnuz_to_f32(bytes[i]);
-  }
-  return NAN;
-}
-
 void encode_value(num::KvDtype d, double value, float scale, uint8_t* bytes, size_t i) {
-  const float x = static_cast<float>(value / scale);
-  switch (d) {
-    case num::KvDtype::bf16: {
-      const uint16_t b = num::f32_to_bf16(x);
-      bytes[2 * i] = static_cast<uint8_t>(b & 0xff);
-      bytes[2 * i + 1] = static_cast<uint8_t>(b >> 8);
-      return;
-    }
-    case num::KvDtype::fp8_e4m3fn: bytes[i] = num::f32_to_fp8_e4m3fn(x); return;
-    case num::KvDtype::fp8_e4m3fnuz: bytes[i] = num::f32_to_fp8_e4m3fnuz(x); return;
-  }
+  num::store_kv(d, bytes, i, static_cast<float>(value / scale));
 }
 
 // bf16: one rounding of an fp32 result (relative error <= 2^-9; the unfused sequence rounds
@@ -191,7 +172,7 @@ Verdict check(const HostProblem& p, const Reference& ref, std::span<const uint8_
                         ref.q_out.size() * num::bytes_of(p.q_dtype), p.kv_cache.size())};
 
   std::vector<float> q(ref.q_out.size());
-  for (size_t i = 0; i < q.size(); ++i) q[i] = decode(p.q_dtype, q_out.data(), i) * p.q_scale;
+  for (size_t i = 0; i < q.size(); ++i) q[i] = num::load_kv(p.q_dtype, q_out.data(), i) * p.q_scale;
   const QLayout q_layout{p.heads};
   Verdict v = verify::compare("q_out", q, ref.q_out, tolerance(p.q_dtype, p.q_scale), q_element_name, &q_layout);
 
@@ -208,7 +189,7 @@ Verdict check(const HostProblem& p, const Reference& ref, std::span<const uint8_
   for (int64_t t : written_tokens) {
     const uint8_t* row = kv_cache.data() + static_cast<size_t>(p.slot_mapping[static_cast<size_t>(t)]) * rb;
     for (size_t d = 0; d < kRowDim; ++d) {
-      rows.push_back(decode(p.kv_dtype, row, d) * p.k_scale);
+      rows.push_back(num::load_kv(p.kv_dtype, row, d) * p.k_scale);
       expected.push_back(ref.kv_rows[static_cast<size_t>(t) * kRowDim + d]);
     }
   }
