@@ -351,6 +351,41 @@ __global__ void __launch_bounds__(THREADS, 1)
     } else {
       queue_copies();
     }
+    // The tile's softmax (see below): this thread's maxima over its keys, its share of the row
+    // sums at the running maxima, whether one of its scores passed those by more than kSlack.
+    constexpr float kSlack = 8.f;
+    float tile_max[QMT][LR], tile_sum[QMT][LR];
+    bool past = false;
+#pragma unroll
+    for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+      for (int i = 0; i < LR; ++i) tile_sum[qm][i] = 0.f;
+    // P = 2^(S - the running maxima) into sP (two bf16 terms with P_TERMS, else fp16), the lane's
+    // share of the row sums added to `sum`.
+    auto write_p = [&](float(&sum)[QMT][LR]) {
+#pragma unroll
+      for (int qm = 0; qm < QMT; ++qm) {
+        float base[LR];
+#pragma unroll
+        for (int i = 0; i < LR; ++i) base[i] = max_qk[qm][i] == neg_inf() ? 0.f : max_qk[qm][i];
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+          for (int e = 0; e < mc::kLaneAcc; ++e) {
+            const int slot = mc::row_slot(e);
+            const float p = fast_exp2(s[qm][kb].v[e] - base[slot]);
+            sum[qm][slot] += p;
+            const u32 at = PRows::offset((qk_m0 + qm) * 16 + mc::acc_row(e), (qk_key0 + kb * 16 + mc::acc_col(e)) * 2);
+            if constexpr (P_TERMS) {
+              const u32 hi = __float_as_uint(p) >> 16;
+              *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(hi);
+              *reinterpret_cast<u16*>(sP_lo + at) = static_cast<u16>(float_to_bf16(p - __uint_as_float(hi << 16)));
+            } else {
+              *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(float_to_f16(p));
+            }
+          }
+      }
+    };
     if (qk_warp) {
       if constexpr (!WGMMA) {  // S on mma.sync / MFMA (wgmma filled it above)
         // Bodies of QK_UNROLL steps with compile-time dims, so that the operands' addresses are
@@ -395,12 +430,12 @@ __global__ void __launch_bounds__(THREADS, 1)
               for (int e = 0; e < mc::kLaneAcc; ++e) s[qm][kb].v[e] += chains[c][qm][kb].v[e];
       }
 
-      // Mask and scale; this warp's row maxima over its keys, to shared memory.
+      // Mask and scale; this thread's maxima over its keys, and whether a score passes its row's
+      // running maximum by more than kSlack.
 #pragma unroll
       for (int qm = 0; qm < QMT; ++qm) {
-        float tile_max[LR];
 #pragma unroll
-        for (int i = 0; i < LR; ++i) tile_max[i] = neg_inf();
+        for (int i = 0; i < LR; ++i) tile_max[qm][i] = neg_inf();
 #pragma unroll
         for (int kb = 0; kb < QKB; ++kb)
 #pragma unroll
@@ -409,62 +444,55 @@ __global__ void __launch_bounds__(THREADS, 1)
             const int key = tile_start + qk_key0 + kb * 16 + mc::acc_col(e);
             const float x = key < row_limit[qm][slot] ? s[qm][kb].v[e] * score_scale : neg_inf();
             s[qm][kb].v[e] = x;
-            tile_max[slot] = fmaxf(tile_max[slot], x);
+            tile_max[qm][slot] = fmaxf(tile_max[qm][slot], x);
           }
 #pragma unroll
-        for (int i = 0; i < LR; ++i) {
-          const float m = group_max<mc::kRowLanes>(tile_max[i]);
-          if (lane % mc::kRowLanes == 0) sReduce[qk_key_warp * ROWS + (qk_m0 + qm) * 16 + mc::lane_row(i)] = m;
-        }
+        for (int i = 0; i < LR; ++i) past |= tile_max[qm][i] > max_qk[qm][i] + kSlack;
       }
+      write_p(tile_sum);
     }
-    __syncthreads();
-
-    // P = 2^(S - new max) in fp16; the lane's share of the row sums, rescaled.
-    if (qk_warp) {
+    // P against the rows' running maxima as they stand: the softmax allows any base common to a
+    // row, and this one needs no exchange between warps while no score passes it by more than
+    // kSlack (P <= 2^kSlack, as exact in its format as any P; sums and O in fp32). One barrier
+    // publishes P and tells whether a thread saw a score past that; only then (the first tile of
+    // a row, rarely a later one) the warps exchange the tile's maxima, rescale O and the sums and
+    // write P again.
+    if constexpr (WGMMA) wg::proxy_fence();  // P, for the tensor cores' reads
+    if (__syncthreads_or(past)) {
+      if (qk_warp) {
 #pragma unroll
-      for (int qm = 0; qm < QMT; ++qm) {
-        float base[LR];
+        for (int qm = 0; qm < QMT; ++qm)
 #pragma unroll
-        for (int i = 0; i < LR; ++i) {
-          const int r = (qk_m0 + qm) * 16 + mc::lane_row(i);
-          float tile_max = neg_inf();
-#pragma unroll
-          for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + r]);
-          const float new_max = fmaxf(max_qk[qm][i], tile_max);
-          // A row that has seen no key yet keeps max -inf; subtracting 0 keeps its P at 0.
-          base[i] = new_max == neg_inf() ? 0.f : new_max;
-          sum_qk[qm][i] *= fast_exp2(max_qk[qm][i] - base[i]);
-          max_qk[qm][i] = new_max;
-        }
-#pragma unroll
-        for (int kb = 0; kb < QKB; ++kb)
-#pragma unroll
-          for (int e = 0; e < mc::kLaneAcc; ++e) {
-            const int slot = mc::row_slot(e);
-            const float p = fast_exp2(s[qm][kb].v[e] - base[slot]);
-            sum_qk[qm][slot] += p;
-            const u32 at = PRows::offset((qk_m0 + qm) * 16 + mc::acc_row(e), (qk_key0 + kb * 16 + mc::acc_col(e)) * 2);
-            if constexpr (P_TERMS) {
-              const u32 hi = __float_as_uint(p) >> 16;
-              *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(hi);
-              *reinterpret_cast<u16*>(sP_lo + at) = static_cast<u16>(float_to_bf16(p - __uint_as_float(hi << 16)));
-            } else {
-              *reinterpret_cast<u16*>(sP + at) = static_cast<u16>(float_to_f16(p));
-            }
+          for (int i = 0; i < LR; ++i) {
+            const float m = group_max<mc::kRowLanes>(tile_max[qm][i]);
+            if (lane % mc::kRowLanes == 0) sReduce[qk_key_warp * ROWS + (qk_m0 + qm) * 16 + mc::lane_row(i)] = m;
           }
       }
-    }
-
-    // The same new maxima for this thread's O rows: rescale the accumulators.
-    {
+      __syncthreads();
+      if (qk_warp) {
+#pragma unroll
+        for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+          for (int i = 0; i < LR; ++i) {
+            const int r = (qk_m0 + qm) * 16 + mc::lane_row(i);
+            float m = neg_inf();
+#pragma unroll
+            for (int w = 0; w < QKW; ++w) m = fmaxf(m, sReduce[w * ROWS + r]);
+            const float new_max = fmaxf(max_qk[qm][i], m);
+            // A row that has seen no key yet keeps max -inf; subtracting 0 keeps its P at 0.
+            sum_qk[qm][i] *= fast_exp2(max_qk[qm][i] - (new_max == neg_inf() ? 0.f : new_max));
+            max_qk[qm][i] = new_max;
+          }
+        write_p(sum_qk);
+      }
+      // The same new maxima for this thread's O rows: rescale the accumulators.
       float alpha[O_SLOTS];
 #pragma unroll
       for (int slot = 0; slot < O_SLOTS; ++slot) {
-        float tile_max = neg_inf();
+        float m = neg_inf();
 #pragma unroll
-        for (int w = 0; w < QKW; ++w) tile_max = fmaxf(tile_max, sReduce[w * ROWS + o_row(slot)]);
-        const float new_max = fmaxf(max_o[slot], tile_max);
+        for (int w = 0; w < QKW; ++w) m = fmaxf(m, sReduce[w * ROWS + o_row(slot)]);
+        const float new_max = fmaxf(max_o[slot], m);
         alpha[slot] = fast_exp2(max_o[slot] - (new_max == neg_inf() ? 0.f : new_max));
         max_o[slot] = new_max;
       }
@@ -474,9 +502,14 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int pb = 0; pb < PVB; ++pb)
 #pragma unroll
           for (int e = 0; e < mc::kLaneAcc; ++e) acc[mt][pb].v[e] *= alpha[o_slot(mt, pb, e)];
+      if constexpr (WGMMA) wg::proxy_fence();
+      __syncthreads();  // P complete
+    } else if (qk_warp) {
+#pragma unroll
+      for (int qm = 0; qm < QMT; ++qm)
+#pragma unroll
+        for (int i = 0; i < LR; ++i) sum_qk[qm][i] += tile_sum[qm][i];
     }
-    if constexpr (WGMMA) wg::proxy_fence();  // P, for the tensor cores' reads
-    __syncthreads();                          // P complete
 
     // O += P V, V = the first 512 dims of the tile's rows; this warp's dims. m-tiles that hold
     // only padding rows (P = 0) are skipped: H x L = 48 runs 3 of 4. wgmma: O^T += V^T P^T over
