@@ -36,7 +36,7 @@ case "$mode" in
     ;;
   sweeps)
     step rope_tests 40 .devbin/ktune_gpu_tests --gtest_color=no --gtest_filter='*QkRopeCache*'
-    step runtime 40 env OUT="$logs" ./tests/package/device_run.sh
+    step runtime 90 env OUT="$logs" ./tests/package/device_run.sh
     budget=${KTUNE_SWEEP_BUDGET:-100}
     step smoke_sweeps $((2 * budget + 100)) env KTUNE_RESULTS_DIR="$logs/results" ./scripts/sweep_results.sh smoke \
       --budget "$budget" --timeout 20
