@@ -20,6 +20,7 @@
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
+#include "common/seed.hpp"
 #include "db/database.hpp"
 #include "db_options.hpp"
 #include "device_choice.hpp"
@@ -321,7 +322,7 @@ void run(const BenchOptions& o) {
   req.shape = shape;
   req.code = code.code;
   req.symbols = code.lowered_names;
-  req.seed = sweep::seed_of(key);
+  req.seed = seed_of(key);
   req.verify = !o.no_verify;
   sweep::CandidateRunner runner(*ctx);
   report.result = runner.run(fam, req);

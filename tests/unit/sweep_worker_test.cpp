@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "sweep/runner.hpp"
+#include "common/seed.hpp"
 #include "sweep/worker.hpp"
 #include "sweep_test_support.hpp"
 

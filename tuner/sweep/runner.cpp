@@ -8,22 +8,17 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <xxhash.h>
 
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
+#include "common/seed.hpp"
 #include "common/stopwatch.hpp"
 #include "sweep/memory.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
 
 namespace ktune::sweep {
-
-uint64_t seed_of(const Params& key) noexcept {
-  auto text = key.canonical();
-  return XXH64(text.data(), text.size(), 0x6b74756e65);
-}
 
 namespace {
 using db::Status;

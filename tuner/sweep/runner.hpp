@@ -32,13 +32,6 @@
 
 namespace ktune::sweep {
 
-// The seed of a key's random inputs: the same for every config of the key, so that candidates
-// (and `ktune bench` runs) of one key are timed on the same data. Verification draws its inputs
-// with the seed of the fields it keeps (CandidateRunner), the same for keys differing only in
-// those Family::fields_verification_ignores; inputs shared between keys' timing instances are
-// drawn from a seed of what they depend on (Family::instantiate_for_timing).
-uint64_t seed_of(const Params& key) noexcept;
-
 // The short first measurement of every candidate: enough to tell the contenders from the rest.
 bench::TimingPolicy screening_policy() noexcept;
 

@@ -17,9 +17,9 @@
 #include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "common/error.hpp"
+#include "common/seed.hpp"
 #include "common/stopwatch.hpp"
 #include "sweep/memory.hpp"
-#include "sweep/runner.hpp"
 
 namespace ktune::sweep {
 namespace {

@@ -5,9 +5,9 @@
 #include <initializer_list>
 
 #include <fmt/format.h>
-#include <xxhash.h>
 
 #include "bench/rotations.hpp"
+#include "common/seed.hpp"
 #include "kernels/mla_decode/geometry.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "kernels/mla_decode/instance.hpp"
@@ -248,7 +248,7 @@ class MlaDecodeFamily final : public Family {
     const std::string id = fmt::format("mla_decode kv cache: kv_dtype={} bytes={} rotations={}",
                                        static_cast<int>(problem.kv_dtype), bytes, rotations);
     auto kv = inputs.get(id, [&] {
-      const auto cache = random_cache(problem.kv_dtype, bytes, XXH64(id.data(), id.size(), 0));
+      const auto cache = random_cache(problem.kv_dtype, bytes, seed_of(id));
       return upload_copies(ctx, cache.data(), cache.size(), rotations);
     });
     return std::make_unique<DeviceInstance>(ctx, std::move(problem), rotations, split_capacity, std::move(kv));
