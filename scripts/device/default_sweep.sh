@@ -22,7 +22,14 @@ dbdir=$(mktemp -d)
 resume=()
 if [ -f "$checkpoint" ]; then
   # Python, not the sqlite3 shell: the GPU machine has only the library.
-  python3 -c 'import lzma, sqlite3, sys; sqlite3.connect(sys.argv[2]).executescript(lzma.open(sys.argv[1], "rt").read())' \
+  # A dump cut short (a call that ran out of time while writing it) must stop the call, not start
+  # the sweep over: the committed checkpoint is the last whole one.
+  python3 -c 'import lzma, sqlite3, sys
+try:
+    sqlite3.connect(sys.argv[2]).executescript(lzma.open(sys.argv[1], "rt").read())
+except (lzma.LZMAError, EOFError, sqlite3.Error) as e:
+    sys.exit(f"default_sweep: cannot load the checkpoint {sys.argv[1]}: {e} (a dump cut short? "
+             "restore the committed one with git, or delete it to start the sweep over)")' \
     "$checkpoint" "$dbdir/$family.db" || exit 1
   resume=(--resume)
 fi
@@ -31,10 +38,12 @@ KTUNE_FAMILIES=$family KTUNE_SWEEP_DB_DIR=$dbdir KTUNE_RESULTS_TRIM=screened KTU
 rc=$?
 # xz's fastest preset: a checkpoint lives a lease or two, and its dump must finish before the call's
 # time does (preset 9 took 34 s for a 25 MB dump on the CPU-only machine, preset 1 5 s; 4.8 MB
-# against 3.8 MB).
+# against 3.8 MB). Written under another name and renamed when whole, so that a call cut off while
+# dumping brings back no checkpoint rather than a truncated one.
 python3 -c 'import lzma, sqlite3, sys
 with lzma.open(sys.argv[2], "wt", preset=1) as f:
-    for line in sqlite3.connect(sys.argv[1]).iterdump(): f.write(line + "\n")' "$dbdir/$family.db" "$out/$family.sql.xz"
+    for line in sqlite3.connect(sys.argv[1]).iterdump(): f.write(line + "\n")' "$dbdir/$family.db" "$out/$family.sql.xz.part" &&
+  mv "$out/$family.sql.xz.part" "$out/$family.sql.xz"
 grep -E "^(run|sweep|time):|budget of|nothing left" "$out/sweep.log"
 echo "default_sweep: sweep_results exit $rc; checkpoint $out/$family.sql.xz"
 exit $rc
