@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   // u % STAGES. A group of threads per key row, so that a thread looks the page up once per key;
   // keys at or past k_end become zeros (their pages may not exist, and P V must not meet stale
   // non-finite values). The page lookups of a slot are made one tile ahead of its copies
-  // (SlotRows): a warp issues in order, and a copy waiting on a block-table load would hold the
+  // (SlotRows, CacheKey): a warp issues in order, and a copy waiting on a block-table load would hold the
   // warp's matrix work behind a global-memory round trip.
   const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
   constexpr int STAGE_BYTES = G.stage_bytes();
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   constexpr int KEYS_PER_PASS = G.copy_keys_per_pass();
   constexpr int CHUNKS_PER_THREAD = G.chunks_per_row() / TPK;
   struct SlotRows {
-    i64 row[COPY_PASSES];  // cache row of this thread's key in each pass; -1: none (zeros)
+    CacheKey key[COPY_PASSES];  // this thread's key in each pass
   };
   auto look_up = [&](int u) {
     SlotRows r;
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       const int key = pass * KEYS_PER_PASS + tid / TPK;
       const int j = slot_start + key;
       const bool valid = u < num_slots && key < SLOT_KEYS && j < k_end;
-      r.row[pass] = valid ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : -1;
+      r.key[pass] = look_up_key(pages, j, page_size, valid);
     }
     return r;
   };
@@ -179,9 +179,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const int key = pass * KEYS_PER_PASS + tid / TPK;
       if (key < SLOT_KEYS) {
-        const bool valid = rows.row[pass] >= 0;
-        const i64 cache_row = valid ? rows.row[pass] : 0;
-        const u8* const row = kv_cache + cache_row * RAW_ROW_BYTES;
+        const bool valid = rows.key[pass].valid();
+        const u8* const row = kv_cache + rows.key[pass].row(page_size) * RAW_ROW_BYTES;
         if constexpr (!FP8) {
           // Chunk tid % TPK + c * TPK sits c * TPK * 16 bytes after chunk tid % TPK in the cache
           // row, and in the slot either as far (a swizzled row: TPK * 16 = 128 bytes is a whole

@@ -131,18 +131,19 @@ __global__ void __launch_bounds__(THREADS, 1)
   auto tile_start = [&](int n) { return k_begin + (group + n * WGS) * KEYS; };  // this group's tile n
 
   // Copies of this group's tile n into slot n % STAGES: 4 threads a key row (chunks c4 + 4 m),
-  // 32 keys a pass; keys at or past k_end become zeros. Page lookups are made a tile ahead.
+  // 32 keys a pass; keys at or past k_end become zeros. Page lookups are made a tile ahead
+  // (CacheKey).
   const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
   constexpr int COPY_PASSES = KEYS / (WG_THREADS / 4);
   struct TileRows {
-    i64 row[COPY_PASSES];
+    CacheKey key[COPY_PASSES];
   };
   auto look_up = [&](int n) {
     TileRows r;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const int j = tile_start(n) + pass * (WG_THREADS / 4) + gtid / 4;
-      r.row[pass] = n < my_tiles && j < k_end ? static_cast<i64>(pages[j / page_size]) * page_size + j % page_size : -1;
+      r.key[pass] = look_up_key(pages, j, page_size, n < my_tiles && j < k_end);
     }
     return r;
   };
@@ -155,8 +156,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const TransposedChunks& at = copy_chunks[pass];
-      const bool valid = rows.row[pass] >= 0;
-      const u8* const src = kv_cache + (valid ? rows.row[pass] : 0) * kHeadDim + 16 * (gtid % 4);
+      const bool valid = rows.key[pass].valid();
+      const u8* const src = kv_cache + rows.key[pass].row(page_size) * kHeadDim + 16 * (gtid % 4);
       copy_row<0, 4, 128, 128>(slot + at.at(0), src, valid);         // m = 0, 2, 4, 6
       copy_row<0, 4, 128, 128>(slot + at.at(1), src + 64, valid);    // m = 1, 3, 5, 7
       async_copy::copy16<0>(slot + at.at(8), src + 512, valid);      // m = 8
