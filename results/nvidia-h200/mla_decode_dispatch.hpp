@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-03T22:00:18Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 9c45860f65ce00fe, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.gxAQCRbVWz/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-04T04:20:46Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash cf5e0a17a14daaaa, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.WsxPjYB4q3/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -140,38 +140,36 @@ inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2,
 inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames2[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames9[] = {"ktune::mla_decode_mma<64, 32, 256, 7, 1, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.872000098228455},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 78.36799696087837},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 101
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 103.40799763798714},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 202
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 156.80000185966492},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 335
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 214.23999965190887},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 471
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 420.3840047121048},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 603
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 39.52533379197121},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 46
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 60.95999851822853},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 125
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 92.81599894165993},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 237
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 181.69600516557693},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 365
-    {{64, 32, 256, 7, 0, Math::mma}, kNames4, 2, 256, 222720, 355.48800230026245},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 529
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 688.5760128498077},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 630
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 51.847999915480614},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 51
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 78.74400168657303},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 151
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames6, 2, 256, 225792, 104.3039970099926},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 267
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames6, 2, 256, 225792, 157.21599757671356},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 399
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames6, 2, 256, 225792, 213.20000290870667},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 531
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames6, 2, 256, 225792, 414.8479998111725},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 663
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 40.17066707213719},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 75
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 61.80799938738346},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 175
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames8, 2, 256, 171136, 98.92800077795982},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 299
-    {{16, 64, 128, 2, 0, Math::wgmma_t}, kNames7, 2, 128, 94784, 183.6640015244484},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 432
-    {{64, 32, 256, 7, 0, Math::mma}, kNames9, 2, 256, 222720, 355.9360057115555},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 563
-    {{16, 64, 128, 2, 0, Math::wgmma_t}, kNames7, 2, 128, 94784, 693.664014339447},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 697
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.98400095105171},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 78.61600071191788},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 101
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 105.8720014989376},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 202
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 158.32000225782394},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 335
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 219.40800547599792},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 471
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 435.7440024614334},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 604
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 39.25866633653641},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 46
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 60.70400029420853},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 125
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 86.55200153589249},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 237
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 173.37599396705627},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 370
+    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames3, 2, 256, 171136, 338.51200342178345},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 498
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 663.88800740242},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 629
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 51.767999306321144},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 51
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 78.52800190448761},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 151
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 102.84799709916115},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 267
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 153.1680002808571},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 399
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 210.62400192022324},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 531
+    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 406.8959951400757},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 663
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 40.02133260170619},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 75
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 61.039999127388},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 175
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames7, 2, 256, 171136, 88.46400305628777},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 299
+    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames7, 2, 256, 171136, 177.91999876499176},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 432
+    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames7, 2, 256, 171136, 341.5679931640625},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 563
+    {{16, 64, 128, 2, 0, Math::wgmma_t}, kNames6, 2, 128, 94784, 668.5119867324829},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 697
 };
 
 // sm_90a
