@@ -8,6 +8,10 @@ source scripts/device/env.sh
 probe_templates() {
   probe=$(mktemp -d)
   cp -r templates "$probe/"
-  # git apply outside a repository: plain files, as patch(1), but it can take part of a patch.
-  git -C "$probe" apply --include='templates/*' <"scripts/device/probes/$1.patch"
+  # The patch's files under templates/ only (python3 and patch(1): what the GPU machine is known to
+  # have).
+  python3 -c 'import re, sys
+parts = re.split(r"(?m)^(?=diff --git )", open(sys.argv[1]).read())
+sys.stdout.write("".join(p for p in parts if p.startswith("diff --git a/templates/")))' \
+    "scripts/device/probes/$1.patch" | patch -s -p1 -d "$probe"
 }
