@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-04T04:20:46Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash cf5e0a17a14daaaa, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.WsxPjYB4q3/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-04T09:12:05Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash b3f41e2205d2a53a, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.zPjwG4Dmdx/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -137,39 +137,39 @@ struct ArchTable {
 };
 
 inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames2[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames6[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.98400095105171},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 78.61600071191788},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 101
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 105.8720014989376},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 202
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames1, 2, 256, 225792, 158.32000225782394},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 335
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 219.40800547599792},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 471
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames1, 2, 256, 225792, 435.7440024614334},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 604
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 39.25866633653641},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 46
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 60.70400029420853},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 125
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 86.55200153589249},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 237
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 173.37599396705627},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 370
-    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames3, 2, 256, 171136, 338.51200342178345},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 498
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 663.88800740242},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 629
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 51.767999306321144},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 51
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 78.52800190448761},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 151
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 102.84799709916115},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 267
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames5, 2, 256, 225792, 153.1680002808571},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 399
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 210.62400192022324},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 531
-    {{64, 32, 256, 4, 0, Math::wgmma}, kNames5, 2, 256, 225792, 406.8959951400757},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 663
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 40.02133260170619},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 75
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 61.039999127388},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 175
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames7, 2, 256, 171136, 88.46400305628777},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 299
-    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames7, 2, 256, 171136, 177.91999876499176},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 432
-    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames7, 2, 256, 171136, 341.5679931640625},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 563
-    {{16, 64, 128, 2, 0, Math::wgmma_t}, kNames6, 2, 128, 94784, 668.5119867324829},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 697
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.33599990606308},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 76.1680006980896},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 107
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 99.84000027179718},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 209
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 148.73600006103516},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 347
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 198.64000380039215},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 488
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 389.23200964927673},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 617
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 39.38133393724759},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 60.280000790953636},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 131
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 86.75999939441681},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 246
+    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames3, 2, 256, 171136, 172.44799435138702},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 380
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 339.9039953947067},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 518
+    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames3, 2, 256, 171136, 665.7599806785583},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 653
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 51.77599936723709},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 53
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 75.27999952435493},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 157
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 99.80800002813339},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 277
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 147.5839987397194},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 413
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 194.5439949631691},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 549
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 376.800000667572},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 686
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 40.14933357636134},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 79
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 60.98400056362152},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 183
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames7, 2, 256, 171136, 87.63999864459038},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 311
+    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames7, 2, 256, 171136, 177.5679960846901},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 448
+    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames7, 2, 256, 171136, 342.9280072450638},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 584
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 673.5840141773224},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 721
 };
 
 // sm_90a

@@ -35,7 +35,16 @@ KTUNE_GEOMETRY_FN int min_of(int a, int b) { return a < b ? a : b; }
 // lanes; the first takes Q K^T over a whole tile of 32 or 64 keys, both take P V, 256 value dims
 // each.
 constexpr int kWgmmaRows = 64;
-constexpr int kWgmmaThreads = 2 * 4 * 32;
+constexpr int kWarpgroupThreads = 4 * 32;
+constexpr int kWgmmaThreads = 2 * kWarpgroupThreads;
+// math = "wgmma" at kWgmmaThreads + kWarpgroupThreads threads: a third warpgroup, the producer,
+// issues the ring's copies and signals each slot on an mbarrier, so that the two math warpgroups
+// neither issue copies nor wait for a slot any longer than its data takes to land
+// (results/nvidia-h200/profiles/mla_decode_wgmma_split_time.md: the copies issued by the math
+// warps added 19% to 23% to the math's time). setmaxnreg then moves registers from the producer,
+// which needs few, to the math warpgroups: the block's 384 x 168 registers as 128 x 40 + 256 x 232.
+constexpr int kProducerRegisters = 40;
+constexpr int kMathRegisters = 232;
 KTUNE_GEOMETRY_FN bool wgmma_keys(int keys) { return keys == 32 || keys == 64; }
 
 // The matrix-core kernels' ring of shared-memory slots (MmaGeometry::ring_keys): a slot holds at
@@ -143,16 +152,24 @@ struct Geometry {
 struct MmaGeometry {
   int rows;      // query rows per CTA, a multiple of 16
   int keys;      // keys per KV tile, a multiple of 16
-  int threads;   // threads per CTA
+  int threads;   // threads per CTA, the producer warpgroup's included
   int stages;    // slots of the shared-memory ring (ring_keys() keys each), 2 tiles' worth or more
   int kv_dtype;
   int warp;      // 32 (NVIDIA) or 64 (AMD CDNA)
   int qk_wgmma;  // 1: Q K^T on wgmma (math = "wgmma" or "wgmma_ss"), 0: on mma.sync / MFMA (math = "mma")
   int pv_ss;     // with qk_wgmma, 1: P V's operands both from shared memory (math = "wgmma_ss")
 
+  // A producer warpgroup (math = "wgmma" at 384 threads, kMathRegisters): the last warpgroup,
+  // which only copies; the math threads are the others, and everything below but the copies
+  // counts them.
+  KTUNE_GEOMETRY_FN bool producer() const {
+    return qk_wgmma && !pv_ss && threads == kWgmmaThreads + kWarpgroupThreads;
+  }
+  KTUNE_GEOMETRY_FN int math_threads() const { return producer() ? kWgmmaThreads : threads; }
+  KTUNE_GEOMETRY_FN int copy_threads() const { return producer() ? kWarpgroupThreads : threads; }
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
   KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
-  KTUNE_GEOMETRY_FN int warps() const { return threads / warp; }
+  KTUNE_GEOMETRY_FN int warps() const { return math_threads() / warp; }
   KTUNE_GEOMETRY_FN int qk_key_warps() const { return qk_wgmma ? 1 : min_of(warps(), key_blocks()); }
   KTUNE_GEOMETRY_FN int qk_row_warps() const { return min_of(warps() / qk_key_warps(), m_tiles()); }
   KTUNE_GEOMETRY_FN int qk_warps() const { return qk_key_warps() * qk_row_warps(); }
@@ -191,7 +208,8 @@ struct MmaGeometry {
   // per term) has rows padded by 16 bytes; for wgmma, rows of keys x 2 bytes in wgmma's swizzle
   // (wg::KMajorRows), and only the first term has its own: wgmma_ss's second goes into the tile's
   // rope panel (dims 512 .. 575, keys x 128 bytes, as many), which Q K^T has read and P V does not.
-  // Then one fp32 per (key block, row) for the cross-warp row reductions.
+  // Then one fp32 per (key block, row) for the cross-warp row reductions, and with a producer
+  // two mbarriers per ring slot: full (its copies landed) and empty (its last reader is done).
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
@@ -213,16 +231,17 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
   KTUNE_GEOMETRY_FN int p_bytes() const { return (qk_wgmma ? 1 : p_terms()) * p_term_bytes(); }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
-  KTUNE_GEOMETRY_FN int shared_bytes() const { return reduce_offset() + key_blocks() * rows * 4; }
+  KTUNE_GEOMETRY_FN int barrier_offset() const { return reduce_offset() + key_blocks() * rows * 4; }
+  KTUNE_GEOMETRY_FN int shared_bytes() const { return barrier_offset() + (producer() ? 2 * stages * 8 : 0); }
 
   // Copies, in 16-byte chunks, one ring slot at a time: a group of copy_threads_per_key() threads
   // moves one key row (9 chunks each, 128 or 64 contiguous bytes per group and instruction), so
   // that each thread looks up a page once per key rather than once per chunk.
   KTUNE_GEOMETRY_FN int chunks_per_row() const { return raw_row_bytes() / 16; }
   KTUNE_GEOMETRY_FN int copy_threads_per_key() const { return chunks_per_row() / 9; }
-  KTUNE_GEOMETRY_FN int copy_keys_per_pass() const { return threads / copy_threads_per_key(); }
+  KTUNE_GEOMETRY_FN int copy_keys_per_pass() const { return copy_threads() / copy_threads_per_key(); }
   KTUNE_GEOMETRY_FN int copy_passes() const { return ceil_div(ring_keys(), copy_keys_per_pass()); }
-  KTUNE_GEOMETRY_FN int q_chunks_per_thread() const { return ceil_div(rows * (kHeadDim * 2 / 16), threads); }
+  KTUNE_GEOMETRY_FN int q_chunks_per_thread() const { return ceil_div(rows * (kHeadDim * 2 / 16), math_threads()); }
 
   // 32-bit registers a thread keeps live in the tile loop: O accumulators, S blocks (in
   // qk_chains() chains), one step's Q K^T operands (32 dims, 1 KiB per 16 rows or keys per warp;
@@ -240,7 +259,7 @@ struct MmaGeometry {
 
   // Layout conditions; the kernel static_asserts them and the host reports which one fails.
   KTUNE_GEOMETRY_FN bool shape_ok() const {
-    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(threads) &&
+    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(math_threads()) &&
            stages >= 2 * tile_slots() && stages <= kMaxRingSlots && kv_dtype >= kKvBf16 &&
            kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) && threads >= warp;
   }
@@ -250,10 +269,12 @@ struct MmaGeometry {
   }
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
   // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two
-  // warpgroups, bf16 operands. (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152
-  // and keys x 1152 bytes are multiples of 1024 for these sizes.) pv_ss is a form of wgmma's P V.
+  // math warpgroups (and with O^T = V^T P^T optionally the producer), bf16 operands. (Its tiles'
+  // panels and P start on 1024-byte boundaries: rows x 1152 and keys x 1152 bytes are multiples of
+  // 1024 for these sizes.) pv_ss is a form of wgmma's P V.
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
-    return qk_wgmma ? rows == kWgmmaRows && threads == kWgmmaThreads && warp == 32 && wgmma_keys(keys) && !fp8()
+    return qk_wgmma ? rows == kWgmmaRows && math_threads() == kWgmmaThreads && warp == 32 && wgmma_keys(keys) &&
+                          !fp8()
                     : !pv_ss;
   }
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }
@@ -267,7 +288,6 @@ struct MmaGeometry {
 // through its own ring; the warpgroups meet only in the q tile and, at the end, in one merge.
 constexpr int kTransposedRows = 16;   // N of both products: query rows per CTA
 constexpr int kTransposedKeys = 64;   // M of S^T: keys per tile
-constexpr int kWarpgroupThreads = 4 * 32;
 struct TransposedGeometry {
   int rows;
   int keys;

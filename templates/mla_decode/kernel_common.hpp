@@ -1,6 +1,7 @@
 #pragma once
-// What both mla_decode math paths (mla_decode.hip: SIMT, mla_decode_mma.hip: matrix cores) share:
-// the mask, the log constants and the fp8 decoding of the cache.
+// What the mla_decode kernels (mla_decode.hip: SIMT, mla_decode_mma.hip: matrix cores,
+// mla_decode_transposed.hip: wgmma_t) share: the mask, the log constants, the cache look-up
+// (CacheKey) and the fp8 decoding of the cache.
 #include "common/prelude.hpp"
 #include "mla_decode/geometry.hpp"
 

@@ -45,7 +45,7 @@ struct KvTile {
       const int j = tile_start + key;
       regs[v] = zero_u32x4();
       if (idx < KEYS * kVecsPerRow && j < end) {
-        const i64 slot = static_cast<i64>(pages[j / page_size]) * page_size + j % page_size;
+        const i64 slot = look_up_key(pages, j, page_size, true).row(page_size);
         regs[v] = load16(kv_cache + slot * (kHeadDim * kv_bytes(KV_DTYPE)) + (idx % kVecsPerRow) * 16);
       }
     }

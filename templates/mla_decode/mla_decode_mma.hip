@@ -21,6 +21,13 @@
 //     fp16 on its way (below), and P^T is the tile of P as Q K^T's B is the tile of K. wgmma_ss
 //     (MATH = 3) computes O = P V with both operands read from shared memory by the tensor cores,
 //     V transposed from the tile's panels.
+//   - wgmma at 384 threads (MmaGeometry::producer): a third warpgroup, the producer, does the
+//     copies alone, a slot at a time as the math warpgroups release it (an mbarrier per slot each
+//     way), with its page look-ups a slot ahead, and gives its registers to them (setmaxnreg: 40
+//     against 232 a thread). Where the math warps copy, each tile's copies wait for both
+//     warpgroups at a barrier and then hold their issue slots; with the producer the copies
+//     overlap the math (on the H200 0.90x to 0.96x the time on issue 6's 64-row targets,
+//     results/nvidia-h200/mla_decode_producer_ab.md).
 // Number formats at the matrix cores (fp32 accumulation throughout):
 //   P V with a bf16 cache on mma.sync / MFMA and wgmma_ss (MmaGeometry::p_terms() == 2): V in bf16 as the tile
 //     holds it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded),
@@ -46,6 +53,7 @@
 #include "common/async_copy.hpp"
 #include "common/matrix_core.hpp"
 #include "common/prelude.hpp"
+#include "common/producer.hpp"
 #include "common/wgmma.hpp"
 #include "mla_decode/geometry.hpp"
 #include "mla_decode/kernel_common.hpp"
@@ -83,6 +91,8 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 // otherwise cap them at 128 and spill (rows=16 keys=64 stages=5: 128 registers and 8 bytes of
 // spills, against 172 and none). A second CTA still shares the unit where registers and shared
 // memory leave room (128 threads and a shallow ring: resident_blocks in tuner/kernels/targets.cpp).
+// (At 384 threads the block starts with 168 registers a thread, which setmaxnreg then moves from
+// the producer to the math warpgroups: ptxas 13.0 allocates their code within 232, no spills.)
 template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
 __global__ void __launch_bounds__(THREADS, 1)
     mla_decode_mma(const u16* __restrict__ q, const u8* __restrict__ kv_cache, const i32* __restrict__ block_table,
@@ -114,6 +124,19 @@ __global__ void __launch_bounds__(THREADS, 1)
   typedef Fp8ToF16<KV_DTYPE> Decode;
   constexpr bool FP8 = KV_DTYPE != kKvBf16;
   constexpr bool P_TERMS = G.p_terms() == 2;  // P as bf16 hi + lo, V in bf16
+  // With a producer warpgroup (MmaGeometry::producer, wgmma only) the math warpgroups neither
+  // issue copies nor join the producer's barriers: they meet on named barrier 1, and each ring
+  // slot has two mbarriers, full (the producer's copies landed) and empty (all math threads are
+  // done reading it). Without one, the whole block computes and copies, and meets on
+  // __syncthreads.
+  constexpr bool WS = G.producer();
+  constexpr int MATH_THREADS = G.math_threads();
+  auto math_sync = [] {
+    if constexpr (WS) wg::sync<MATH_THREADS>(1); else __syncthreads();
+  };
+  auto math_sync_or = [](bool p) -> bool {
+    if constexpr (WS) return wg::sync_any<MATH_THREADS>(1, p); else return __syncthreads_or(p) != 0;
+  };
 
   extern __shared__ u32x4 smem[];
   u8* const smem_bytes = reinterpret_cast<u8*>(smem);
@@ -122,10 +145,18 @@ __global__ void __launch_bounds__(THREADS, 1)
   u8* const sRing = smem_bytes + G.ring_offset();
   u8* const sP = smem_bytes + G.p_offset();
   float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
+  u64* const full = reinterpret_cast<u64*>(smem_bytes + G.barrier_offset());        // [STAGES] (WS)
+  u64* const empty = full + STAGES;                                                   // [STAGES] (WS)
 
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarp;
   const int warp = tid / kWarp;
+  const int ctid = WS ? tid - MATH_THREADS : tid;  // this thread's place among the copying threads
+  if constexpr (WS) {
+    if (tid == 0)
+      for (int u = 0; u < STAGES; ++u) ws::init(full + u, G.copy_threads()), ws::init(empty + u, MATH_THREADS);
+    __syncthreads();  // the barriers, for all (the last barrier of the whole block)
+  }
   const int b = static_cast<int>(blockIdx.z);
   const int split = static_cast<int>(blockIdx.y);
   const int row0 = static_cast<int>(blockIdx.x) * ROWS;
@@ -166,7 +197,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int slot_start = k_begin + u * SLOT_KEYS;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
-      const int key = pass * KEYS_PER_PASS + tid / TPK;
+      const int key = pass * KEYS_PER_PASS + ctid / TPK;
       const int j = slot_start + key;
       const bool valid = u < num_slots && key < SLOT_KEYS && j < k_end;
       r.key[pass] = look_up_key(pages, j, page_size, valid);
@@ -177,7 +208,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     u8* const slot = sRing + (u % STAGES) * STAGE_BYTES;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
-      const int key = pass * KEYS_PER_PASS + tid / TPK;
+      const int key = pass * KEYS_PER_PASS + ctid / TPK;
       if (key < SLOT_KEYS) {
         const bool valid = rows.key[pass].valid();
         const u8* const row = kv_cache + rows.key[pass].row(page_size) * RAW_ROW_BYTES;
@@ -186,13 +217,13 @@ __global__ void __launch_bounds__(THREADS, 1)
           // row, and in the slot either as far (a swizzled row: TPK * 16 = 128 bytes is a whole
           // swizzle group, which the XOR of bits 4..6 leaves alone) or c panels further on.
           constexpr int kSlotStride = WGMMA ? KEYS * 128 : TPK * 16;
-          copy_row<0, CHUNKS_PER_THREAD, TPK * 16, kSlotStride>(slot + Tile::offset(key, (tid % TPK) * 16),
-                                                                row + (tid % TPK) * 16, valid);
+          copy_row<0, CHUNKS_PER_THREAD, TPK * 16, kSlotStride>(slot + Tile::offset(key, (ctid % TPK) * 16),
+                                                                row + (ctid % TPK) * 16, valid);
         } else {
           // 36 chunks, 4 threads: thread c takes chunks c + 8 m (5 of them) and c + 4 + 8 m (4):
           // chunks 8 apart share their XOR (bits 0..2), so each run is one stride in both rows.
           static_assert(TPK == 4 && CHUNKS_PER_THREAD == 9, "an fp8 row is 4 runs of 9 chunks");
-          const int c = tid % TPK;
+          const int c = ctid % TPK;
           const int x = Codes::chunk_xor(key);
           u8* const dst = slot + key * G.ring_row_bytes();
           copy_row<0, 5, 128>(dst + ((c ^ x) << 4), row + c * 16, valid);
@@ -202,13 +233,31 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   };
 
+  // The producer: every slot in turn, once the math threads have released what it held before
+  // (its page look-ups a slot ahead, so that a slot's copies wait on no block-table load).
+  if constexpr (WS) {
+    if (tid >= MATH_THREADS) {  // warpgroup-uniform
+      ws::shrink_registers<kProducerRegisters>();
+      SlotRows next = look_up(0);
+      for (int u = 0; u < num_slots; ++u) {
+        const SlotRows rows = next;
+        next = look_up(u + 1);
+        if (u >= STAGES) ws::wait(empty + u % STAGES, (u / STAGES - 1) & 1);
+        issue_slot(u, rows);
+        ws::arrive_on_copies(full + u % STAGES);
+      }
+      return;  // the math threads wait for every slot's copies: none lands after the block leaves
+    }
+    ws::grow_registers<kMathRegisters>();
+  }
+
   // Prologue: the q tile (zeros for padding rows) with slot 0 in the first group, then the other
   // slots that the ring holds ahead, one group each (empty groups keep the count uniform): slots
-  // 0 .. STAGES - SLOTS - 1, all but one tile's worth.
+  // 0 .. STAGES - SLOTS - 1, all but one tile's worth. (With a producer: the q tile alone.)
   const u16* const q_request = q + static_cast<i64>(b) * rows_per_request * kHeadDim;
 #pragma unroll
   for (int v = 0; v < G.q_chunks_per_thread(); ++v) {
-    const int idx = tid + v * THREADS;
+    const int idx = tid + v * MATH_THREADS;
     if (idx < ROWS * ROW_CHUNKS) {
       const int r = idx / ROW_CHUNKS;
       const int chunk = idx % ROW_CHUNKS;
@@ -217,12 +266,17 @@ __global__ void __launch_bounds__(THREADS, 1)
       async_copy::copy16<0>(sQ + QTile::offset(r, chunk * 16), src, valid);
     }
   }
-  if (num_slots > 0) issue_slot(0, look_up(0));
-  async_copy::commit();
-#pragma unroll
-  for (int u = 1; u < STAGES - SLOTS; ++u) {
-    if (u < num_slots) issue_slot(u, look_up(u));
+  if constexpr (WS) {
     async_copy::commit();
+    async_copy::wait<0>();  // the q tile: the first tile's barrier publishes it
+  } else {
+    if (num_slots > 0) issue_slot(0, look_up(0));
+    async_copy::commit();
+#pragma unroll
+    for (int u = 1; u < STAGES - SLOTS; ++u) {
+      if (u < num_slots) issue_slot(u, look_up(u));
+      async_copy::commit();
+    }
   }
   // Scores go to the exp2 domain in one multiply; kv_scale is applied here and to the output. The
   // fp8 path computes with fp16 queries, rewritten in place once the q tile landed (the tile
@@ -234,9 +288,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     // In steps of 32 dims, in the order the decoded keys meet them (mc::store_q16); a step's
     // chunks came from several threads' copies.
     async_copy::wait<STAGES - SLOTS - 1>();  // the first group
-    __syncthreads();
+    math_sync();
     constexpr int Q_STEPS = kHeadDim / 32;
-    for (int i = tid; i < ROWS * Q_STEPS; i += THREADS) {
+    for (int i = tid; i < ROWS * Q_STEPS; i += MATH_THREADS) {
       const int r = i / Q_STEPS, d0 = i % Q_STEPS * 32;
       float f[32];
 #pragma unroll
@@ -296,14 +350,19 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   // Tile t's iteration queues the slots that tile t - 1 freed, t * SLOTS + STAGES - SLOTS onwards.
   SlotRows ahead[SLOTS];
+  if constexpr (!WS)
 #pragma unroll
-  for (int j = 0; j < SLOTS; ++j) ahead[j] = look_up(STAGES - SLOTS + j);
+    for (int j = 0; j < SLOTS; ++j) ahead[j] = look_up(STAGES - SLOTS + j);
   for (int t = 0; t < num_tiles; ++t) {
     // Tile t (and the q tile) landed, for this thread's copies: the slots of the next tile and
-    // those queued past it, STAGES - 2 SLOTS groups, may still be in flight.
-    async_copy::wait<STAGES - 2 * SLOTS>();
+    // those queued past it, STAGES - 2 SLOTS groups, may still be in flight. (With a producer:
+    // tile t's slot is full.)
+    if constexpr (WS)
+      ws::wait(full + t % STAGES, (t / STAGES) & 1);
+    else
+      async_copy::wait<STAGES - 2 * SLOTS>();
     if constexpr (WGMMA) wg::proxy_fence();  // ... also for the tensor cores' reads
-    __syncthreads();                 // ... and for everyone's; the slots of tile t - 1 are free
+    math_sync();                             // ... and for everyone's; the slots of tile t - 1 are free
     // Where key k of tile t lies: row k % SLOT_KEYS of the ring slot that key_slot(k) returns.
     auto key_slot = [&](int k) -> u8* { return sRing + ((t * SLOTS + k / SLOT_KEYS) % STAGES) * STAGE_BYTES; };
     const int tile_start = k_begin + t * KEYS;
@@ -326,15 +385,17 @@ __global__ void __launch_bounds__(THREADS, 1)
     // issue can stall a warp for as long as the memory system takes to accept them.
     static_assert(!WGMMA || (QMT == 1 && QKC == 1 && QKB * 16 == KEYS && ROWS == kWgmmaRows), "wgmma: 64 rows");
     static_assert(!WGMMA || SLOTS == 1, "wgmma: a tile is one slot");
-    auto queue_copies = [&] {
+    auto queue_copies = [&]() -> void {
+      if constexpr (!WS) {  // (else the producer's)
 #pragma unroll
-      for (int j = 0; j < SLOTS; ++j) {
-        const int u = t * SLOTS + STAGES - SLOTS + j;  // into a slot of tile t - 1
-        if (u < num_slots) {
-          issue_slot(u, ahead[j]);
-          ahead[j] = look_up(u + SLOTS);
+        for (int j = 0; j < SLOTS; ++j) {
+          const int u = t * SLOTS + STAGES - SLOTS + j;  // into a slot of tile t - 1
+          if (u < num_slots) {
+            issue_slot(u, ahead[j]);
+            ahead[j] = look_up(u + SLOTS);
+          }
+          async_copy::commit();
         }
-        async_copy::commit();
       }
     };
     // (The product's issue and wait lie in one branch: ptxas serializes wgmma products whose
@@ -457,7 +518,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     // a row, rarely a later one) the warps exchange the tile's maxima, rescale O and the sums and
     // write P again.
     if constexpr (WGMMA) wg::proxy_fence();  // P, for the tensor cores' reads
-    if (__syncthreads_or(past)) {
+    if (math_sync_or(past)) {
       if (qk_warp) {
 #pragma unroll
         for (int qm = 0; qm < QMT; ++qm)
@@ -467,7 +528,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (lane % mc::kRowLanes == 0) sReduce[qk_key_warp * ROWS + (qk_m0 + qm) * 16 + mc::lane_row(i)] = m;
           }
       }
-      __syncthreads();
+      math_sync();
       if (qk_warp) {
 #pragma unroll
         for (int qm = 0; qm < QMT; ++qm)
@@ -502,7 +563,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
           for (int e = 0; e < mc::kLaneAcc; ++e) acc[mt][pb].v[e] *= alpha[o_slot(mt, pb, e)];
       if constexpr (WGMMA) wg::proxy_fence();
-      __syncthreads();  // P complete
+      math_sync();  // P complete
     } else if (qk_warp) {
 #pragma unroll
       for (int qm = 0; qm < QMT; ++qm)
@@ -528,6 +589,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             wg::load_transposed_f16<Tile>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
           },
           sP);
+      if constexpr (WS) ws::arrive(empty + t % STAGES);  // its last reader done: the slot is free
     } else {
 #pragma unroll
       for (int kb = 0; kb < KEYS / 16; ++kb) {
@@ -564,7 +626,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   async_copy::wait<0>();  // no copy may land after the block has left (num_tiles == 0: the q tile)
 
   // Row sums: lanes, then key warps, through shared memory.
-  __syncthreads();  // every warp is done with sReduce's maxima
+  math_sync();  // every warp is done with sReduce's maxima
   if (qk_warp) {
 #pragma unroll
     for (int qm = 0; qm < QMT; ++qm)
@@ -574,7 +636,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (lane % mc::kRowLanes == 0) sReduce[qk_key_warp * ROWS + (qk_m0 + qm) * 16 + mc::lane_row(i)] = sum;
       }
   }
-  __syncthreads();
+  math_sync();
 
   // Epilogue: normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
   const int batch = static_cast<int>(gridDim.z);
@@ -616,11 +678,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int dim = pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e);
         sO[o_row(slot) * kStageStride + dim] = acc[0][pb].v[e] * inv[slot];
       }
-    __syncthreads();
+    math_sync();
     constexpr int kVecs = kValueDim / 8;  // 8 dims a vector
     const int live_rows = min_of(ROWS, rows_per_request - row0);
 #pragma unroll 1
-    for (int i = tid; i < live_rows * kVecs; i += THREADS) {
+    for (int i = tid; i < live_rows * kVecs; i += MATH_THREADS) {
       const int r = i / kVecs, d = i % kVecs * 8;
       const u32x4 lo = load16(sO + r * kStageStride + d), hi = load16(sO + r * kStageStride + d + 4);
       const i64 out_row = static_cast<i64>(b) * rows_per_request + row0 + r;

@@ -449,7 +449,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     const i64 out_row = static_cast<i64>(b) * rows_per_request + row;
     if (num_splits == 1) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) store16(o + out_row * kValueDim + dim0 + 8 * half, pack_bf16x8(x + 8 * half));
+      for (int half = 0; half < 2; ++half)
+        store16(o + out_row * kValueDim + dim0 + 8 * half, pack_bf16x8(x + 8 * half));
       if (lse != nullptr && warp == 0 && g == 0) lse[out_row] = row_lse[i];
     } else {
       float* const dst = part_o + (static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + dim0;

@@ -4,6 +4,7 @@
 // gfx90a, mma.sync and wgmma on sm_90a) generates code for both vendors
 // (tests/compile/family_compile_support.hpp).
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -72,13 +73,27 @@ std::string math_argument(const std::string& name) {
 // h128_l1_bf16 in 1172 us against 902 (results/nvidia-h200/profiles/mla_decode_wgmma_pv_stalls.md).
 // Every wgmma, wgmma_ss and wgmma_t instance of the default space is checked; the check fails on a
 // planted read of the Q K^T accumulators before their wait.
+// ptxas's verbose report of `names` compiled for sm_90a from `source`.
+std::string ptxas_report(const std::string& source, const std::vector<std::string>& names) {
+  return backend::for_arch("sm_90a")
+      .compile({source, std::string(family().template_file()), names, "sm_90a", {"--ptxas-options=-v"}})
+      .log;
+}
+
+// The default space's instances for sm_90a whose names `keep` accepts.
+template <class Keep>
+std::vector<std::string> default_instances(Keep keep) {
+  std::vector<std::string> kept;
+  for (const std::string& n : compile_test::feasible_instances(family(), "default", "sm_90a"))
+    if (keep(n)) kept.push_back(n);
+  return kept;
+}
+
 std::string ptxas_performance_notes(const std::string& source, const std::vector<std::string>& names) {
-  const backend::Backend& compiler = backend::for_arch("sm_90a");
-  const backend::CompileResult r =
-      compiler.compile({source, std::string(family().template_file()), names, "sm_90a", {"--ptxas-options=-v"}});
+  const std::string log = ptxas_report(source, names);
   std::string notes;
-  for (size_t at = r.log.find("(C75"); at != std::string::npos; at = r.log.find("(C75", at + 1))
-    notes += r.log.substr(at, r.log.find('\n', at) - at) + "\n";
+  for (size_t at = log.find("(C75"); at != std::string::npos; at = log.find("(C75", at + 1))
+    notes += log.substr(at, log.find('\n', at) - at) + "\n";
   return notes;
 }
 
@@ -86,9 +101,8 @@ TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
   if (!compiler.compiler_available())
     GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
-  std::vector<std::string> wgmma;
-  for (const std::string& n : compile_test::feasible_instances(family(), "default", "sm_90a"))
-    if (math_argument(n) == "2" || math_argument(n) == "3" || math_argument(n) == "4") wgmma.push_back(n);
+  const std::vector<std::string> wgmma = default_instances(
+      [](const std::string& n) { return math_argument(n) == "2" || math_argument(n) == "3" || math_argument(n) == "4"; });
   ASSERT_FALSE(wgmma.empty()) << "the default space has no wgmma instance";
   const std::string source = jit::render(family().template_file());
   EXPECT_EQ(ptxas_performance_notes(source, wgmma), "");
@@ -104,6 +118,41 @@ TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
   });
   ASSERT_NE(h128, wgmma.end());
   EXPECT_NE(ptxas_performance_notes(planted, {*h128}), "") << *h128;
+}
+
+// math=wgmma at 384 threads launches with 168 registers a thread (65536 / 384) and moves them
+// from the producer warpgroup to the math warpgroups with setmaxnreg (40 against 232), which
+// ptxas allocates their code within: no instance spills. Without the move, the math warpgroups
+// keep 168 and spill.
+int spill_store_bytes(const std::string& source, const std::vector<std::string>& names) {
+  const std::string log = ptxas_report(source, names);
+  int bytes = 0, reports = 0;
+  const std::string tag = " bytes spill stores";
+  for (size_t at = log.find(tag); at != std::string::npos; at = log.find(tag, at + 1), ++reports) {
+    size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(log[start - 1]))) --start;
+    bytes += std::stoi(log.substr(start, at - start));
+  }
+  EXPECT_GE(reports, static_cast<int>(names.size())) << "ptxas reported no spills for some kernels:\n" << log;
+  return bytes;
+}
+
+TEST(MlaDecodeWgmma, TheProducersRegistersGoToTheMathWarpgroups) {
+  const backend::Backend& compiler = backend::for_arch("sm_90a");
+  if (!compiler.compiler_available())
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  const std::vector<std::string> producer =
+      default_instances([](const std::string& n) { return n.find(", 384, ") != std::string::npos; });
+  ASSERT_FALSE(producer.empty()) << "the default space has no instance with a producer warpgroup";
+  const std::string source = jit::render(family().template_file());
+  EXPECT_EQ(spill_store_bytes(source, producer), 0);
+
+  const std::string move = "ws::grow_registers<kMathRegisters>();";
+  std::string planted = source;
+  const size_t at = planted.find(move);
+  ASSERT_NE(at, std::string::npos) << "the template no longer has '" << move << "'";
+  planted.erase(at, move.size());
+  EXPECT_GT(spill_store_bytes(planted, {producer.front()}), 0) << producer.front();
 }
 
 }  // namespace

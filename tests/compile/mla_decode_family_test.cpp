@@ -19,7 +19,9 @@
 namespace ktune::mla {
 namespace {
 
+using testing::AllOf;
 using testing::HasSubstr;
+using testing::Not;
 
 const Family& family() { return mla_decode_family(); }
 
@@ -187,7 +189,7 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   EXPECT_THAT(why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, wgmma, "sm_90a").value_or(""),
               HasSubstr("bf16 only"));
   EXPECT_THAT(why_not(h16, {32, 32, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("64 rows"));
-  EXPECT_THAT(why_not(h16, {64, 32, 128, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("two warpgroups"));
+  EXPECT_THAT(why_not(h16, {64, 32, 128, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("two math warpgroups"));
   EXPECT_THAT(why_not(h16, {64, 16, 256, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("32 or 64"));
   EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   EXPECT_THAT(why_not(h16, {64, 32, 256, 3, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 4 slots"));
@@ -235,6 +237,46 @@ TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
   mla_tile::MmaGeometry no_wgmma = mma;
   no_wgmma.pv_ss = 1;
   EXPECT_FALSE(no_wgmma.valid());
+}
+
+// math=wgmma at 384 threads: a third warpgroup, the producer, issues the copies (MmaGeometry::
+// producer); the math warpgroups keep wgmma's layout, the copies spread over 128 threads, and two
+// mbarriers per ring slot follow the reductions in shared memory.
+TEST(MlaDecodeFamily, WgmmaTakesAProducerWarpgroupAt384Threads) {
+  const Key h16{16, 4, true, num::KvDtype::bf16, 128};
+  EXPECT_EQ(why_not(h16, {64, 64, 384, 2, 0, kMathWgmma}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h16, {64, 32, 384, 4, 0, kMathWgmma}, "sm_90a"), std::nullopt);
+  // Only math=wgmma has one: wgmma_ss, mma and SIMT at 384 threads are pruned, and say so.
+  EXPECT_THAT(why_not(h16, {64, 64, 384, 2, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
+              AllOf(HasSubstr("two math warpgroups (256 threads)"), Not(HasSubstr("producer"))));
+  EXPECT_THAT(why_not(h16, {64, 64, 384, 2, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("384: math=wgmma only"));
+  EXPECT_THAT(why_not(h16, {64, 32, 384, 2, 0, kMathSimt}, "sm_90a").value_or(""), HasSubstr("384: math=wgmma only"));
+  EXPECT_THAT(why_not(h16, {64, 64, 384, 2, 0, kMathWgmma}, "gfx90a").value_or(""), HasSubstr("needs sm_90a"));
+  const auto with = mma_geometry({64, 64, 384, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
+  const auto without = mma_geometry({64, 64, 256, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
+  EXPECT_TRUE(with.valid());
+  EXPECT_TRUE(with.producer());
+  EXPECT_FALSE(without.producer());
+  EXPECT_EQ(with.math_threads(), 256);
+  EXPECT_EQ(with.warps(), without.warps());
+  EXPECT_EQ(with.accumulators(), without.accumulators());
+  EXPECT_EQ(with.copy_threads(), 128);
+  EXPECT_EQ(with.copy_keys_per_pass(), 128 / 8);
+  EXPECT_EQ(with.copy_passes(), 64 / 16);
+  EXPECT_EQ(without.copy_passes(), 64 / 32);
+  EXPECT_EQ(with.q_chunks_per_thread(), without.q_chunks_per_thread());
+  EXPECT_EQ(with.barrier_offset(), without.shared_bytes());
+  EXPECT_EQ(with.shared_bytes(), without.shared_bytes() + 2 * 2 * 8);
+  EXPECT_EQ(with.barrier_offset() % 8, 0) << "mbarriers are 8-byte words";
+  EXPECT_LE(with.shared_bytes(), 227 * 1024);
+  const LaunchInfo info = family().launch_info(to_params(h16), to_params(Config{64, 64, 384, 2, 0, kMathWgmma}));
+  EXPECT_EQ(info.threads_per_block, 384);
+  EXPECT_EQ(info.shared_bytes, with.shared_bytes());
+  // The registers the kernel moves with setmaxnreg fill the block's file at 384 threads exactly.
+  EXPECT_EQ(mla_tile::kMathRegisters * 256 + mla_tile::kProducerRegisters * 128, 65536 / 384 / 8 * 8 * 384);
+  // 384 threads of another layout are not a producer's: wgmma_ss, or other warpgroups.
+  EXPECT_FALSE(mma_geometry({64, 64, 384, 2, 0, kMathWgmmaSs}, num::KvDtype::bf16, 32).valid());
+  EXPECT_FALSE(mma_geometry({64, 64, 512, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32).valid());
 }
 
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {

@@ -36,12 +36,18 @@ std::string math_name(const Config& c) {
   return std::to_string(c.math);
 }
 
-std::optional<std::string> register_excess(int live, int share_percent, const Config& c, const TargetLimits& target) {
-  const int64_t budget = std::min<int64_t>(target.registers_per_thread_max, target.registers_per_block / c.threads);
+// `budget`: registers a thread may have, registers_per_thread_budget's unless the kernel moves
+// them between warpgroups itself.
+std::optional<std::string> register_excess(int live, int share_percent, const Config& c, const TargetLimits& target,
+                                           int64_t budget) {
   if (live * 100 <= budget * share_percent) return std::nullopt;
   return fmt::format("keeps about {} registers per thread live (accumulators, scores, operands); {} allows {} "
                      "at threads={}, of which ktune plans with {}%",
                      live, target.arch, budget, c.threads, share_percent);
+}
+
+int64_t registers_per_thread_budget(const Config& c, const TargetLimits& target) {
+  return std::min<int64_t>(target.registers_per_thread_max, target.registers_per_block / c.threads);
 }
 
 std::optional<std::string> shared_excess(int bytes, const TargetLimits& target) {
@@ -59,7 +65,7 @@ std::optional<std::string> simt_infeasible(const Config& c, num::KvDtype kv_dtyp
     return fmt::format("threads={} cover {} output rows at a time, more than rows={}", c.threads,
                        c.threads / mla_tile::kValueVecs, c.rows);
   if (auto why = shared_excess(g.shared_bytes(), target)) return why;
-  return register_excess(g.live_registers(), kRegisterSharePercent, c, target);
+  return register_excess(g.live_registers(), kRegisterSharePercent, c, target, registers_per_thread_budget(c, target));
 }
 
 // How many CTAs of a matrix-core config a compute unit holds at once (the kernels' launch bounds
@@ -121,9 +127,11 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
                        math);
   if (c.rows != mla_tile::kWgmmaRows)
     return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
-  if (c.threads != mla_tile::kWgmmaThreads)
-    return fmt::format("threads={}: math={} runs two warpgroups ({} threads)", c.threads, math,
-                       mla_tile::kWgmmaThreads);
+  constexpr int kWithProducer = mla_tile::kWgmmaThreads + mla_tile::kWarpgroupThreads;
+  if (c.threads != mla_tile::kWgmmaThreads && !(c.math == kMathWgmma && c.threads == kWithProducer))
+    return fmt::format("threads={}: math={} runs two math warpgroups ({} threads){}", c.threads, math,
+                       mla_tile::kWgmmaThreads,
+                       c.math == kMathWgmma ? fmt::format(", or {} with a producer warpgroup", kWithProducer) : "");
   if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math={} takes 32 or 64 keys per tile", c.keys, math);
   return std::nullopt;
 }
@@ -163,7 +171,20 @@ std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype
   if (!g.values_fit())
     return fmt::format("math={}: {} warps cannot split the 512 value dims into blocks of 16", math, g.warps());
   if (auto why = shared_excess(g.shared_bytes(), target)) return why;
-  return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target);
+  // With a producer warpgroup the kernel gives the math warpgroups kMathRegisters each (setmaxnreg).
+  if (g.producer()) {
+    const int64_t moved = int64_t{mla_tile::kMathRegisters} * g.math_threads() +
+                          int64_t{mla_tile::kProducerRegisters} * g.copy_threads();
+    if (moved > target.registers_per_block)
+      return fmt::format("threads={}: math={} gives its math warpgroups {} registers a thread and its producer {}, "
+                         "{} in all, more than {}'s {} per block",
+                         c.threads, math, mla_tile::kMathRegisters, mla_tile::kProducerRegisters, moved, target.arch,
+                         target.registers_per_block);
+    return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target,
+                           std::min<int64_t>(target.registers_per_thread_max, mla_tile::kMathRegisters));
+  }
+  return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target,
+                         registers_per_thread_budget(c, target));
 }
 
 class MlaDecodeFamily final : public Family {
@@ -273,7 +294,9 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
   if (c.math == kMathWgmmaT) return transposed_infeasible(c, kv_dtype, target);
   if (is_wgmma(c.math))
     if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;
-  if (!one_of(c.threads, {64, 128, 256, 512})) return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
+  // (384: math=wgmma's two math warpgroups and a producer, which wgmma_unrunnable has let through.)
+  if (!one_of(c.threads, {64, 128, 256, 384, 512}) || (c.threads == 384 && !is_wgmma(c.math)))
+    return fmt::format("threads={} is not 64, 128, 256 or 512 (384: math=wgmma only)", c.threads);
   if (c.threads % target.warp_size != 0)
     return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
   if (c.threads > target.max_threads_per_block)
