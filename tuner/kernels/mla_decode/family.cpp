@@ -127,11 +127,11 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
                        math);
   if (c.rows != mla_tile::kWgmmaRows)
     return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
-  constexpr int kWithProducer = mla_tile::kWgmmaThreads + mla_tile::kWarpgroupThreads;
-  if (c.threads != mla_tile::kWgmmaThreads && !(c.math == kMathWgmma && c.threads == kWithProducer))
+  if (c.threads != mla_tile::kWgmmaThreads && !(c.math == kMathWgmma && c.threads == kWgmmaProducerThreads))
     return fmt::format("threads={}: math={} runs two math warpgroups ({} threads){}", c.threads, math,
                        mla_tile::kWgmmaThreads,
-                       c.math == kMathWgmma ? fmt::format(", or {} with a producer warpgroup", kWithProducer) : "");
+                       c.math == kMathWgmma ? fmt::format(", or {} with a producer warpgroup", kWgmmaProducerThreads)
+                                            : "");
   if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math={} takes 32 or 64 keys per tile", c.keys, math);
   return std::nullopt;
 }
@@ -294,9 +294,10 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
   if (c.math == kMathWgmmaT) return transposed_infeasible(c, kv_dtype, target);
   if (is_wgmma(c.math))
     if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;
-  // (384: math=wgmma's two math warpgroups and a producer, which wgmma_unrunnable has let through.)
-  if (!one_of(c.threads, {64, 128, 256, 384, 512}) || (c.threads == 384 && !is_wgmma(c.math)))
-    return fmt::format("threads={} is not 64, 128, 256 or 512 (384: math=wgmma only)", c.threads);
+  // (wgmma_unrunnable has taken the thread counts of math=wgmma and wgmma_ss.)
+  if (!is_wgmma(c.math) && !one_of(c.threads, {64, 128, 256, 512}))
+    return fmt::format("threads={} is not 64, 128, 256 or 512 (math={}; {} is math=wgmma's, with a producer)",
+                       c.threads, math_name(c), kWgmmaProducerThreads);
   if (c.threads % target.warp_size != 0)
     return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
   if (c.threads > target.max_threads_per_block)

@@ -17,6 +17,9 @@ constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dt
           c.math == kMathWgmmaSs ? 1 : 0};
 }
 
+// math=wgmma's thread count with a producer warpgroup (MmaGeometry::producer).
+constexpr int kWgmmaProducerThreads = mla_tile::kWgmmaThreads + mla_tile::kWarpgroupThreads;
+
 // The transposed kernel's geometry (math wgmma_t).
 constexpr mla_tile::TransposedGeometry transposed_geometry(const Config& c, num::KvDtype kv_dtype) noexcept {
   return {c.rows, c.keys, c.threads, c.stages, static_cast<int>(kv_dtype)};
