@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-04T09:12:05Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash b3f41e2205d2a53a, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.zPjwG4Dmdx/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-04T13:46:45Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash e52e26cf19e9d8d4, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.vQrAbL5xCd/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -139,37 +139,37 @@ struct ArchTable {
 inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames2[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames6[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 52.33599990606308},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 76.1680006980896},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 107
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 99.84000027179718},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 209
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 148.73600006103516},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 347
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 198.64000380039215},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 488
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 389.23200964927673},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 617
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 39.38133393724759},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 60.280000790953636},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 131
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 86.75999939441681},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 246
-    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames3, 2, 256, 171136, 172.44799435138702},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 380
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames3, 2, 256, 171136, 339.9039953947067},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 518
-    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames3, 2, 256, 171136, 665.7599806785583},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 653
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 51.77599936723709},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 53
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 75.27999952435493},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 157
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 99.80800002813339},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 277
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 147.5839987397194},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 413
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 194.5439949631691},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 549
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 376.800000667572},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 686
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 40.14933357636134},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 79
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 60.98400056362152},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 183
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames7, 2, 256, 171136, 87.63999864459038},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 311
-    {{16, 64, 256, 2, 0, Math::wgmma_t}, kNames7, 2, 256, 171136, 177.5679960846901},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 448
-    {{16, 64, 256, 2, 2, Math::wgmma_t}, kNames7, 2, 256, 171136, 342.9280072450638},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 584
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 673.5840141773224},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 721
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.33599974215031},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 76.02399960160255},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 111
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 99.07200187444687},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 217
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 147.0239982008934},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 359
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 201.07199996709824},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 388.4960114955902},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 644
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 38.906666139761604},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames3, 2, 384, 171200, 59.304000809788704},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 136
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 79.02400195598602},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 254
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 156.64000064134598},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 397
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 299.9520003795624},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 534
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames3, 2, 384, 171200, 590.7999873161316},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 673
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 51.3519998639822},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 55
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 75.20800083875656},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 163
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 98.38400036096573},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 287
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 145.56799829006195},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 427
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 196.19199633598328},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 567
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 381.5999925136566},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 708
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 39.57866628964742},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 81
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames7, 2, 384, 171200, 59.832001104950905},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 189
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames7, 2, 384, 171200, 78.15999910235405},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 321
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames7, 2, 384, 171200, 157.6159968972206},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 462
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames7, 2, 384, 171200, 304.6880066394806},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 601
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames7, 2, 384, 171200, 592.960000038147},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 742
 };
 
 // sm_90a

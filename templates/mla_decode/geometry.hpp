@@ -291,16 +291,22 @@ constexpr int kTransposedKeys = 64;   // M of S^T: keys per tile
 struct TransposedGeometry {
   int rows;
   int keys;
-  int threads;
-  int stages;  // ring slots per warpgroup, one tile each
+  int threads;  // one or two math warpgroups, or two and a producer (producer())
+  int stages;   // ring slots per warpgroup, one tile each
   int kv_dtype;
 
-  KTUNE_GEOMETRY_FN int warpgroups() const { return threads / kWarpgroupThreads; }
+  // At kWgmmaThreads + kWarpgroupThreads a third warpgroup, the producer, fills both math
+  // warpgroups' rings (as MmaGeometry::producer does for math = "wgmma").
+  KTUNE_GEOMETRY_FN bool producer() const { return threads == kWgmmaThreads + kWarpgroupThreads; }
+  KTUNE_GEOMETRY_FN int warpgroups() const {  // the math warpgroups
+    return (producer() ? kWgmmaThreads : threads) / kWarpgroupThreads;
+  }
   // Shared memory, in bytes: the q tile in fp16 (rows x 576, panels of 64 dims in wgmma's
   // 128-byte swizzle: the B of S^T = K Q^T), then per warpgroup its ring (stages tiles of 576-byte
   // code rows, 16-byte chunks swizzled: TransposedCodes), P^T (rows x keys fp16, the B of O^T =
   // V^T P^T) and its row maxima (4 warps x rows fp32), then the row sums (4 warps
-  // x rows per warpgroup) and the other warpgroups' maxima for the merge.
+  // x rows per warpgroup) and the other warpgroups' maxima for the merge; with a producer, two
+  // mbarriers per ring slot (full, empty).
   KTUNE_GEOMETRY_FN int q_bytes() const { return rows * kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int stage_bytes() const { return keys * kHeadDim; }
   KTUNE_GEOMETRY_FN int ring_offset(int wg) const { return q_bytes() + wg * stages * stage_bytes(); }
@@ -309,13 +315,17 @@ struct TransposedGeometry {
   KTUNE_GEOMETRY_FN int max_offset(int wg) const { return p_offset(warpgroups()) + wg * 4 * rows * 4; }
   KTUNE_GEOMETRY_FN int sum_offset() const { return max_offset(warpgroups()); }
   KTUNE_GEOMETRY_FN int merge_max_offset() const { return sum_offset() + warpgroups() * 4 * rows * 4; }
-  KTUNE_GEOMETRY_FN int shared_bytes() const { return merge_max_offset() + warpgroups() * rows * 4; }
+  KTUNE_GEOMETRY_FN int barrier_offset() const { return merge_max_offset() + warpgroups() * rows * 4; }
+  KTUNE_GEOMETRY_FN int shared_bytes() const {
+    return barrier_offset() + (producer() ? 2 * warpgroups() * stages * 8 : 0);
+  }
   // A warpgroup's O^T accumulators (8 products of 64 dims x rows) staged for the merge in its own
   // ring, which the last tile has left by then.
   KTUNE_GEOMETRY_FN int merge_bytes() const { return kValueDim * rows * 4; }
 
   KTUNE_GEOMETRY_FN bool valid() const {
-    return rows == kTransposedRows && keys == kTransposedKeys && (threads == 128 || threads == 256) &&
+    return rows == kTransposedRows && keys == kTransposedKeys &&
+           (threads == kWarpgroupThreads || threads == kWgmmaThreads || producer()) &&
            stages >= 2 && stages <= kMaxRingSlots && kv_dtype != kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz &&
            stages * stage_bytes() >= merge_bytes();
   }

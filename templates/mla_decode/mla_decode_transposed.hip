@@ -16,7 +16,9 @@
 // Each warpgroup streams every warpgroups()-th tile of the CTA's keys through its own ring (cp.async,
 // 4 threads a key row) and keeps its own online softmax and O^T accumulators; named barriers
 // (one per warpgroup) order its steps, and at the end the other warpgroups' (max, sum, O^T) are
-// merged into the first one's, which writes the rows.
+// merged into the first one's, which writes the rows. At 384 threads (TransposedGeometry::
+// producer) a third warpgroup issues both rings' copies and signals each slot on an mbarrier, as
+// mla_decode_mma.hip's producer does for math = "wgmma"; the math warpgroups then issue none.
 // The softmax takes P against each row's running maximum as it stands, and exchanges the tile's
 // maxima between a warpgroup's warps only when a score passes the running one by more than
 // kSlack (the first tile of a row, rarely another): most tiles cost one barrier between Q K^T and
@@ -41,6 +43,7 @@
 // exactly (Fp8ToF16, its scale undone in the fp32 scales), P in fp16, fp32 accumulation.
 #include "common/async_copy.hpp"
 #include "common/prelude.hpp"
+#include "common/producer.hpp"
 #include "common/wgmma.hpp"
 #include "mla_decode/geometry.hpp"
 #include "mla_decode/kernel_common.hpp"
@@ -99,6 +102,14 @@ __global__ void __launch_bounds__(THREADS, 1)
   typedef wg::KMajorRows<KEYS * 2> PRows;
   typedef wg::RegisterProducts<ROWS> Wg;
   typedef Fp8ToF16<KV_DTYPE> Decode;
+  // With a producer warpgroup (TransposedGeometry::producer) the math warpgroups issue no copies:
+  // each waits for its ring's slots on their full mbarriers and releases them on their empty ones,
+  // and the merge's barriers are named barrier WGS + 1 over the math threads.
+  constexpr bool WS = G.producer();
+  constexpr int MATH_THREADS = WGS * WG_THREADS;
+  auto math_sync = [] {
+    if constexpr (WS) wg::sync<MATH_THREADS>(WGS + 1); else __syncthreads();
+  };
 
   extern __shared__ u32x4 smem[];
   u8* const smem_bytes = reinterpret_cast<u8*>(smem);
@@ -109,6 +120,13 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int warp = gtid / kWarp;                // within the warpgroup
   const int lane = tid % kWarp;
   const int g = lane / 4, c = lane % 4;
+  u64* const full = reinterpret_cast<u64*>(smem_bytes + G.barrier_offset());  // [WGS][STAGES] (WS)
+  u64* const empty = full + WGS * STAGES;                                       // [WGS][STAGES] (WS)
+  if constexpr (WS) {
+    if (tid == 0)
+      for (int u = 0; u < WGS * STAGES; ++u) ws::init(full + u, WG_THREADS), ws::init(empty + u, WG_THREADS);
+    __syncthreads();  // the barriers, for all (the last barrier of the whole block)
+  }
   u8* const sQ = smem_bytes;
   u8* const sRing = smem_bytes + G.ring_offset(group);
   u8* const sP = smem_bytes + G.p_offset(group);
@@ -127,32 +145,35 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int k_end =
       min_of(min_of(kv_len, k_begin + split_len), visible_keys<CAUSAL, MASK_SHIFT>(last_row, kv_len, heads, block_len));
   const int num_tiles = k_end > k_begin ? ceil_div(k_end - k_begin, KEYS) : 0;
-  const int my_tiles = num_tiles > group ? ceil_div(num_tiles - group, WGS) : 0;
-  auto tile_start = [&](int n) { return k_begin + (group + n * WGS) * KEYS; };  // this group's tile n
+  // Group wg's tiles: every WGS-th of the CTA's, from its wg-th.
+  auto tiles_of = [&](int wg) { return num_tiles > wg ? ceil_div(num_tiles - wg, WGS) : 0; };
+  auto start_of = [&](int wg, int n) { return k_begin + (wg + n * WGS) * KEYS; };
+  const int my_tiles = tiles_of(group);
 
-  // Copies of this group's tile n into slot n % STAGES: 4 threads a key row (chunks c4 + 4 m),
-  // 32 keys a pass; keys at or past k_end become zeros. Page lookups are made a tile ahead
-  // (CacheKey).
+  // Copies of group wg's tile n into slot n % STAGES of its ring: 4 threads a key row (chunks
+  // c4 + 4 m), 32 keys a pass; keys at or past k_end become zeros. Page lookups are made a tile
+  // ahead (CacheKey). By the group itself, or by the producer for both.
   const i32* const pages = block_table + static_cast<i64>(b) * max_pages;
   constexpr int COPY_PASSES = KEYS / (WG_THREADS / 4);
   struct TileRows {
     CacheKey key[COPY_PASSES];
   };
-  auto look_up = [&](int n) {
+  auto look_up_for = [&](int wg, int n) {
     TileRows r;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
-      const int j = tile_start(n) + pass * (WG_THREADS / 4) + gtid / 4;
-      r.key[pass] = look_up_key(pages, j, page_size, n < my_tiles && j < k_end);
+      const int j = start_of(wg, n) + pass * (WG_THREADS / 4) + gtid / 4;
+      r.key[pass] = look_up_key(pages, j, page_size, n < tiles_of(wg) && j < k_end);
     }
     return r;
   };
+  auto look_up = [&](int n) { return look_up_for(group, n); };
   TransposedChunks copy_chunks[COPY_PASSES];  // this thread's: chunks gtid % 4 + 4 m of its keys
 #pragma unroll
   for (int pass = 0; pass < COPY_PASSES; ++pass)
     copy_chunks[pass] = TransposedChunks(pass * (WG_THREADS / 4) + gtid / 4, gtid % 4);
-  auto issue = [&](int n, const TileRows& rows) {
-    u8* const slot = sRing + (n % STAGES) * G.stage_bytes();
+  auto issue_into = [&](u8* ring, int n, const TileRows& rows) {
+    u8* const slot = ring + (n % STAGES) * G.stage_bytes();
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const TransposedChunks& at = copy_chunks[pass];
@@ -163,16 +184,38 @@ __global__ void __launch_bounds__(THREADS, 1)
       async_copy::copy16<0>(slot + at.at(8), src + 512, valid);      // m = 8
     }
   };
+  auto issue = [&](int n, const TileRows& rows) { issue_into(sRing, n, rows); };
+
+  // The producer: the CTA's tiles in order, each into its group's ring once the group released
+  // the slot's previous tile (its look-ups a tile ahead).
+  if constexpr (WS) {
+    if (group == WGS) {  // warpgroup-uniform
+      ws::shrink_registers<kProducerRegisters>();
+      TileRows next = look_up_for(0, 0);
+      for (int i = 0; i < num_tiles; ++i) {
+        const int wg = i % WGS, n = i / WGS;
+        const TileRows rows = next;
+        next = look_up_for((i + 1) % WGS, (i + 1) / WGS);
+        const int u = wg * STAGES + n % STAGES;
+        if (n >= STAGES) ws::wait(empty + u, (n / STAGES - 1) & 1);
+        issue_into(smem_bytes + G.ring_offset(wg), n, rows);
+        ws::arrive_on_copies(full + u);
+      }
+      return;  // the math groups wait for every tile's copies: none lands after the block leaves
+    }
+    ws::grow_registers<kMathRegisters>();
+  }
 
   // Prologue: the ring's first STAGES - 1 tiles, one group each; meanwhile the query tile, in fp16
   // and in Q K^T's k order (zeros for padding rows).
+  if constexpr (!WS)
 #pragma unroll
-  for (int n = 0; n < STAGES - 1; ++n) {
-    if (n < my_tiles) issue(n, look_up(n));
-    async_copy::commit();
-  }
+    for (int n = 0; n < STAGES - 1; ++n) {
+      if (n < my_tiles) issue(n, look_up(n));
+      async_copy::commit();
+    }
   const u16* const q_request = q + static_cast<i64>(b) * rows_per_request * kHeadDim;
-  for (int i = tid; i < ROWS * (kHeadDim / 8); i += THREADS) {
+  for (int i = tid; i < ROWS * (kHeadDim / 8); i += MATH_THREADS) {
     const int r = i / (kHeadDim / 8), d0 = i % (kHeadDim / 8) * 8;
     const u32x4 v = row0 + r < rows_per_request ? load16(q_request + static_cast<i64>(row0 + r) * kHeadDim + d0)
                                                 : zero_u32x4();
@@ -183,7 +226,7 @@ __global__ void __launch_bounds__(THREADS, 1)
           bf16x2_to_f16x2(pairs[m]);
   }
   wg::proxy_fence();
-  __syncthreads();
+  math_sync();
 
   // Scores to the exp2 domain in one multiply (kv_scale and the decode's scale included; the
   // output gets them back). This thread's 4 query rows: q_row(i) = 2 c + (i & 1) + 8 (i >> 1),
@@ -212,15 +255,21 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
   for (int blk = 0; blk < BLOCKS; ++blk) mc::zero(acc[blk]);
 
-  TileRows ahead = look_up(STAGES - 1);
+  TileRows ahead;
+  if constexpr (!WS) ahead = look_up(STAGES - 1);
   for (int n = 0; n < my_tiles; ++n) {
-    // Tile n landed for this thread's copies; the barrier makes it everyone's, and frees the slot
-    // of tile n - 1 for tile n + STAGES - 1.
-    async_copy::wait<STAGES - 2>();
+    // Tile n landed for this thread's copies (with a producer: its slot is full); the barrier
+    // makes it everyone's, and frees the slot of tile n - 1 for tile n + STAGES - 1.
+    if constexpr (WS)
+      ws::wait(full + group * STAGES + n % STAGES, (n / STAGES) & 1);
+    else
+      async_copy::wait<STAGES - 2>();
     wg::sync<WG_THREADS>(1 + group);
-    if (n + STAGES - 1 < my_tiles) issue(n + STAGES - 1, ahead);
-    async_copy::commit();
-    ahead = look_up(n + STAGES);
+    if constexpr (!WS) {
+      if (n + STAGES - 1 < my_tiles) issue(n + STAGES - 1, ahead);
+      async_copy::commit();
+      ahead = look_up(n + STAGES);
+    }
     const u8* const slot = sRing + (n % STAGES) * G.stage_bytes();
 
     // S^T = K Q^T: 9 blocks of 64 dims, each one 16-byte load per key row and 4 products; a
@@ -263,7 +312,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     // Mask and scale; this thread's maxima over its keys of the tile.
-    const int start = tile_start(n);
+    const int start = start_of(group, n);
     float tile_max[4] = {neg_inf(), neg_inf(), neg_inf(), neg_inf()};
 #pragma unroll
     for (int e = 0; e < mc::kLaneAcc; ++e) {
@@ -376,6 +425,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       Wg::settle(a[0]);
       Wg::settle(a[1]);
     }
+    if constexpr (WS) ws::arrive(empty + group * STAGES + n % STAGES);  // read to the end: free
   }
   async_copy::wait<0>();  // no copy may land after the block has left
 
@@ -390,7 +440,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (g == 0) sSum[(group * 4 + warp) * ROWS + q_row(i)] = l;
     if (g == 0 && warp == 0) sMergeMax[group * ROWS + q_row(i)] = row_max[i];
   }
-  __syncthreads();  // every group's last tile is done: the rings are free
+  math_sync();  // every group's last tile is done: the rings are free
   if (group > 0) {
     float* const stage = reinterpret_cast<float*>(sRing);
 #pragma unroll
@@ -398,7 +448,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
       for (int e = 0; e < mc::kLaneAcc; ++e) stage[(blk * mc::kLaneAcc + e) * WG_THREADS + gtid] = acc[blk].v[e];
   }
-  __syncthreads();
+  math_sync();
   if (group > 0) return;
 
   // Merge and normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.

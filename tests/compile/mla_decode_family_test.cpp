@@ -279,6 +279,27 @@ TEST(MlaDecodeFamily, WgmmaTakesAProducerWarpgroupAt384Threads) {
   EXPECT_FALSE(mma_geometry({64, 64, 512, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32).valid());
 }
 
+// math=wgmma_t at 384 threads: its two math warpgroups and a producer that fills both rings.
+TEST(MlaDecodeFamily, WgmmaTTakesAProducerWarpgroupAt384Threads) {
+  const Key fp8{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
+  EXPECT_EQ(why_not(fp8, {16, 64, 384, 2, 0, kMathWgmmaT}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(fp8, {16, 64, 384, 3, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(fp8, {16, 64, 512, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""),
+              HasSubstr("or two and a producer (384)"));
+  const auto with = transposed_geometry({16, 64, 384, 2, 0, kMathWgmmaT}, num::KvDtype::fp8_e4m3fn);
+  const auto without = transposed_geometry({16, 64, 256, 2, 0, kMathWgmmaT}, num::KvDtype::fp8_e4m3fn);
+  EXPECT_TRUE(with.valid());
+  EXPECT_TRUE(with.producer());
+  EXPECT_FALSE(without.producer());
+  EXPECT_EQ(with.warpgroups(), 2);
+  EXPECT_EQ(with.barrier_offset(), without.shared_bytes());
+  EXPECT_EQ(with.shared_bytes(), without.shared_bytes() + 2 * 2 * 2 * 8) << "full and empty, per slot of both rings";
+  EXPECT_EQ(with.barrier_offset() % 8, 0);
+  const LaunchInfo info = family().launch_info(to_params(fp8), to_params(Config{16, 64, 384, 2, 0, kMathWgmmaT}));
+  EXPECT_EQ(info.threads_per_block, 384);
+  EXPECT_EQ(info.shared_bytes, with.shared_bytes());
+}
+
 TEST(MlaDecodeFamily, MmaConfigsThatFitAreFeasible) {
   const Key h16{16, 1, true, num::KvDtype::bf16, 128};
   // 5 slots of 32 keys: a 64-key tile in compute, one and a half in flight.

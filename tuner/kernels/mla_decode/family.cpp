@@ -138,8 +138,10 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
 
 // The transposed kernel (math=wgmma_t, mla_decode_transposed.hip): Hopper's warpgroup products
 // with the keys and value dims as their 64 rows and 16 query rows as their N, fp8 codes decoded
-// into their A registers; one or two warpgroups, each with its own ring of 64-key tiles. (No
-// register estimate: ptxas gives its instances 231 to 233 registers, without spills, CUDA 13.0.)
+// into their A registers; one or two warpgroups, each with its own ring of 64-key tiles, and at
+// 384 threads a producer warpgroup that fills both. (No register estimate: ptxas gives its
+// instances 231 to 233 registers, without spills, CUDA 13.0; with the producer the math
+// warpgroups' 232, also without: tests/compile/mla_decode_compile_test.cpp.)
 std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   if (!target.warpgroup_mma)
     return fmt::format("math=wgmma_t needs sm_90a's warpgroup products, which {} lacks", target.arch);
@@ -152,8 +154,10 @@ std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype k
   if (c.keys != mla_tile::kTransposedKeys)
     return fmt::format("keys={}: math=wgmma_t's S^T products have {} keys (their 64 rows)", c.keys,
                        mla_tile::kTransposedKeys);
-  if (!one_of(c.threads, {128, 256}))
-    return fmt::format("threads={}: math=wgmma_t runs one or two warpgroups (128 or 256 threads)", c.threads);
+  if (!one_of(c.threads, {128, 256, 384}))
+    return fmt::format("threads={}: math=wgmma_t runs one or two warpgroups (128 or 256 threads), or two and a "
+                       "producer (384)",
+                       c.threads);
   if (!transposed_geometry(c, kv_dtype).valid())
     return fmt::format("stages={}: math=wgmma_t gives each warpgroup a ring of 2..{} tiles", c.stages,
                        mla_tile::kMaxRingSlots);
