@@ -250,7 +250,8 @@ TEST(MlaDecodeFamily, WgmmaTakesAProducerWarpgroupAt384Threads) {
   EXPECT_THAT(why_not(h16, {64, 64, 384, 2, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
               AllOf(HasSubstr("two math warpgroups (256 threads)"), Not(HasSubstr("producer"))));
   for (const Config& other : {Config{64, 64, 384, 2, 0, kMathMma}, Config{64, 32, 384, 2, 0, kMathSimt}})
-    EXPECT_THAT(why_not(h16, other, "sm_90a").value_or(""), HasSubstr("384 is math=wgmma's, with a producer"));
+    EXPECT_THAT(why_not(h16, other, "sm_90a").value_or(""),
+                HasSubstr("384 is math=wgmma's and wgmma_t's, with a producer"));
   EXPECT_THAT(why_not(h16, {64, 64, 384, 2, 0, kMathWgmma}, "gfx90a").value_or(""), HasSubstr("needs sm_90a"));
   const auto with = mma_geometry({64, 64, 384, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
   const auto without = mma_geometry({64, 64, 256, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);

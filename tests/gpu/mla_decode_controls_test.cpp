@@ -40,6 +40,7 @@ constexpr MathConfigs kMathConfigs[] = {
     {"wgmma_producer", {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, Caches::kBf16},
     {"wgmma_t", {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},
+    {"wgmma_t_producer", {16, 64, 384, 2, 0, kMathWgmmaT}, {16, 64, 384, 3, 1, kMathWgmmaT}, Caches::kFp8},
 };
 // Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
 constexpr Shape kShape{77, 16, 3, true};

@@ -154,10 +154,11 @@ std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype k
   if (c.keys != mla_tile::kTransposedKeys)
     return fmt::format("keys={}: math=wgmma_t's S^T products have {} keys (their 64 rows)", c.keys,
                        mla_tile::kTransposedKeys);
-  if (!one_of(c.threads, {128, 256, 384}))
-    return fmt::format("threads={}: math=wgmma_t runs one or two warpgroups (128 or 256 threads), or two and a "
-                       "producer (384)",
-                       c.threads);
+  if (!one_of(c.threads, {mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads, kWgmmaProducerThreads}))
+    return fmt::format("threads={}: math=wgmma_t runs one or two warpgroups ({} or {} threads), or two and a "
+                       "producer ({})",
+                       c.threads, mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads,
+                       kWgmmaProducerThreads);
   if (!transposed_geometry(c, kv_dtype).valid())
     return fmt::format("stages={}: math=wgmma_t gives each warpgroup a ring of 2..{} tiles", c.stages,
                        mla_tile::kMaxRingSlots);
@@ -300,7 +301,8 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
     if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;
   // (wgmma_unrunnable has taken the thread counts of math=wgmma and wgmma_ss.)
   if (!is_wgmma(c.math) && !one_of(c.threads, {64, 128, 256, 512}))
-    return fmt::format("threads={} is not 64, 128, 256 or 512 (math={}; {} is math=wgmma's, with a producer)",
+    return fmt::format("threads={} is not 64, 128, 256 or 512 (math={}; {} is math=wgmma's and wgmma_t's, with a "
+                       "producer)",
                        c.threads, math_name(c), kWgmmaProducerThreads);
   if (c.threads % target.warp_size != 0)
     return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);

@@ -17,7 +17,8 @@ constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dt
           c.math == kMathWgmmaSs ? 1 : 0};
 }
 
-// math=wgmma's thread count with a producer warpgroup (MmaGeometry::producer).
+// The thread count of math=wgmma and math=wgmma_t with a producer warpgroup (MmaGeometry::producer,
+// TransposedGeometry::producer).
 constexpr int kWgmmaProducerThreads = mla_tile::kWgmmaThreads + mla_tile::kWarpgroupThreads;
 
 // The transposed kernel's geometry (math wgmma_t).
