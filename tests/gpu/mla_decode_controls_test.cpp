@@ -40,8 +40,23 @@ constexpr MathConfigs kMathConfigs[] = {
     {"wgmma_producer", {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, Caches::kBf16},
     {"wgmma_t", {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},
-    {"wgmma_t_producer", {16, 64, 384, 2, 0, kMathWgmmaT}, {16, 64, 384, 3, 1, kMathWgmmaT}, Caches::kFp8},
+    {"wgmma_t_producer", {16, 64, 384, 2, 0, kMathWgmmaT}, {16, 64, 384, 2, 1, kMathWgmmaT}, Caches::kFp8},
 };
+
+// Without a device: every path runs on sm_90a, so a config it cannot run (the producer's two rings
+// of 3 fp8 tiles of 64 keys: 244,960 bytes of shared memory) is a control that fails only on the GPU.
+TEST(MlaDecodeControlsConfigs, EachRunsOnSm90aForTheCacheTypesOfItsPath) {
+  const TargetLimits& sm90a = target_limits("sm_90a");
+  for (const MathConfigs& m : kMathConfigs)
+    for (num::KvDtype dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn}) {
+      if ((m.caches == Caches::kBf16 && dtype != num::KvDtype::bf16) ||
+          (m.caches == Caches::kFp8 && dtype == num::KvDtype::bf16))
+        continue;
+      for (const Config& c : {m.small, m.timing})
+        if (auto why = mla::unrunnable(c, dtype, sm90a)) ADD_FAILURE() << m.name << ": " << *why;
+    }
+}
+
 // Lengths 77, L and one in between: the mask matters most for the request of kv_len == L.
 constexpr Shape kShape{77, 16, 3, true};
 

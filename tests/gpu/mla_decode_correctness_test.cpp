@@ -42,7 +42,7 @@ const std::vector<Config>& test_configs() {
       {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 0, kMathWgmma},  // with a producer warpgroup
       {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 0, kMathWgmmaSs},
       {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 0, kMathWgmmaT}, {16, 64, 128, 2, 0, kMathWgmmaT},
-      {16, 64, 384, 2, 0, kMathWgmmaT}, {16, 64, 384, 3, 0, kMathWgmmaT},  // with a producer warpgroup
+      {16, 64, 384, 2, 0, kMathWgmmaT},  // with a producer warpgroup (its only tiling that fits sm_90a)
   };
   return configs;
 }
@@ -52,6 +52,26 @@ std::vector<Config> runnable_configs(num::KvDtype kv_dtype, int math) {
   for (const Config& c : test_configs())
     if (c.math == math && !unrunnable(c, kv_dtype)) out.push_back(c);
   return out;
+}
+
+// Without a device: a config that sm_90a (which has every path) cannot run for any cache type its
+// path must run would be left out silently wherever the suite runs.
+TEST(MlaDecodeCorrectnessConfigs, EachRunsOnSm90aForACacheTypeItsPathMustRun) {
+  const TargetLimits& sm90a = target_limits("sm_90a");
+  for (const Config& c : test_configs()) {
+    std::string why;
+    for (num::KvDtype dtype : kDtypes)
+      if (required(c.math, dtype, "sm_90a")) {
+        const auto unfit = mla::unrunnable(c, dtype, sm90a);
+        if (!unfit) {
+          why.clear();
+          break;
+        }
+        why += *unfit + "; ";
+      }
+    EXPECT_TRUE(why.empty()) << fmt::format("rows={} keys={} threads={} stages={} math={}: {}", c.rows, c.keys,
+                                            c.threads, c.stages, c.math, why);
+  }
 }
 
 // Case i's shape: the lengths and the page size cycle with coprime periods (3 and 4), so that
