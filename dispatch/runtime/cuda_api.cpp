@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda_programmatic_launch.hpp"
 #include "backend/dl_library.hpp"
 #include "common/error.hpp"
 #include "dispatch/runtime/gpu_api.hpp"
@@ -18,7 +19,7 @@ namespace {
 #define KTUNE_RT_CUDA_FUNCTIONS(X)                                                        \
   X(cuGetErrorName) X(cuInit) X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuDeviceGetAttribute) \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute)       \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel) X(cuLaunchKernelEx)
 // clang-format on
 
 // Default dynamic shared memory per block; more needs the opt-in attribute.
@@ -76,9 +77,16 @@ class CudaApi final : public GpuApi {
   }
 
   void launch(void* function, const Launch& l, void* stream, void** args) const override {
-    check(cuLaunchKernel(static_cast<CUfunction>(function), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
-                         static_cast<unsigned>(l.shared_bytes), static_cast<CUstream>(stream), args, nullptr),
-          "cuLaunchKernel");
+    if (!l.overlaps_previous) {
+      check(cuLaunchKernel(static_cast<CUfunction>(function), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
+                           static_cast<unsigned>(l.shared_bytes), static_cast<CUstream>(stream), args, nullptr),
+            "cuLaunchKernel");
+      return;
+    }
+    const backend::ProgrammaticLaunch overlapping(l.grid, {l.block, 1, 1}, static_cast<unsigned>(l.shared_bytes),
+                                                  static_cast<CUstream>(stream));
+    check(cuLaunchKernelEx(&overlapping.config, static_cast<CUfunction>(function), args, nullptr),
+          "cuLaunchKernelEx (overlapping the previous launch)");
   }
 
  private:

@@ -20,6 +20,9 @@ struct Launch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 1;
   size_t shared_bytes = 0;
+  // The kernel may start before the previous launch on the stream has finished (it waits for it
+  // itself: templates/common/launch_order.hpp); an API without such launches makes an ordinary one.
+  bool overlaps_previous = false;
 };
 
 // Methods throw ktune::Unavailable (no driver, device or current context) or ktune::Error.

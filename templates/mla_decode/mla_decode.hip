@@ -15,6 +15,7 @@
 // Grid: (ceil(H * L / ROWS), num_splits, B). Split s of request b covers a contiguous, KEYS-aligned
 // chunk of its keys. With num_splits == 1 the kernel writes o and lse; otherwise it writes fp32
 // partial outputs (normalised) and partial lse to the workspace, and mla_combine merges them.
+#include "common/launch_order.hpp"
 #include "common/prelude.hpp"
 #include "mla_decode/geometry.hpp"
 #include "mla_decode/kernel_common.hpp"
@@ -313,7 +314,10 @@ __global__ void __launch_bounds__(THREADS)
 // reduction of 8 barriers more: 8.7 us at B=32 H=12 L=4 with 4 splits on an H200, a tenth of the
 // main kernel, ncu; with one group, each thread walked all splits one round trip at a time: B=2
 // with 64 splits took 31 us.)
-// Partial row p of split s is at s * total_rows + p (the main kernel's layout).
+// Partial row p of split s is at s * total_rows + p (the main kernel's layout). Launched to overlap
+// the main kernel's tail (common/launch_order.hpp), it waits for the main kernel before its first
+// read: 0.96x the time of a whole launch at B=32 H=12 L=4 with 4 splits, 0.985x to 0.994x at B 1 to
+// 8 and B=2 with 64K keys (H200, results/nvidia-h200/mla_decode_pdl_combine_ab.md).
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS)
     mla_combine(const float* __restrict__ part_o, const float* __restrict__ part_lse, u16* __restrict__ o,
@@ -336,6 +340,7 @@ __global__ void __launch_bounds__(THREADS)
   float m = neg_inf(), weight_sum = 0.f, acc[kVec];
 #pragma unroll
   for (int e = 0; e < kVec; ++e) acc[e] = 0.f;
+  wait_for_previous_kernel();
   for (int s0 = group; s0 < num_splits; s0 += GROUPS * kSplitsAtOnce) {
     float l[kSplitsAtOnce];
     u32x4 lo[kSplitsAtOnce], hi[kSplitsAtOnce];

@@ -93,6 +93,13 @@ class Context {
   virtual void set_shared_limit(void* fn, size_t bytes) = 0;
   // Enqueues a launch; `args` points to each kernel argument, as in cuLaunchKernel.
   virtual void launch(void* fn, Dim3 grid, Dim3 block, size_t shared_bytes, void** args) = 0;
+  // The same for a kernel that may start before the previous launch on the stream has finished, so
+  // that its launch overlaps that kernel's tail: it calls wait_for_previous_kernel()
+  // (templates/common/launch_order.hpp) before it reads what that kernel wrote. Backends without
+  // such launches make an ordinary one.
+  virtual void launch_dependent(void* fn, Dim3 grid, Dim3 block, size_t shared_bytes, void** args) {
+    launch(fn, grid, block, shared_bytes, args);
+  }
 
   virtual std::unique_ptr<Event> event() = 0;
   virtual void record(Event& e) = 0;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "backend/checks.hpp"
+#include "backend/cuda_programmatic_launch.hpp"
 
 namespace ktune::backend {
 namespace {
@@ -212,6 +213,17 @@ class CudaContext final : public Context {
     if (r != CUDA_SUCCESS)  // the message is formatted only on failure: launches are the hot path
       d_.check(r, fmt::format("cuLaunchKernel(grid {}x{}x{}, block {}x{}x{}, {} shared bytes)", grid.x, grid.y, grid.z,
                               block.x, block.y, block.z, shared_bytes));
+  }
+
+  void launch_dependent(void* fn, Dim3 grid, Dim3 block, size_t shared_bytes, void** args) override {
+    bind();
+    const ProgrammaticLaunch l({grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
+                               static_cast<unsigned>(shared_bytes), stream_.get());
+    CUresult r = d_.cuLaunchKernelEx(&l.config, static_cast<CUfunction>(fn), args, nullptr);
+    if (r != CUDA_SUCCESS)
+      d_.check(r, fmt::format("cuLaunchKernelEx(grid {}x{}x{}, block {}x{}x{}, {} shared bytes, overlapping the "
+                              "previous launch)",
+                              grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes));
   }
 
   std::unique_ptr<Event> event() override { return std::make_unique<CudaEvent>(d_, primary_.get()); }

@@ -142,7 +142,7 @@ void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int nu
   if (num_splits > 1) {
     int total_rows = static_cast<int>(rows_of(p));
     void* combine_args[] = {&part_o, &part_lse, &o, &lse, &total_rows, &splits};
-    ctx_.launch(c.module->function(c.symbols[1]), {static_cast<unsigned>(total_rows), 1, 1},
+    ctx_.launch_dependent(c.module->function(c.symbols[1]), {static_cast<unsigned>(total_rows), 1, 1},
                 {static_cast<unsigned>(kCombineThreads), 1, 1}, 0, combine_args);
   }
 }

@@ -125,7 +125,11 @@ typedef struct ktune_result {
   char message[512];                /* why: the table's reason, the driver's error, ... */
 } ktune_result;
 
-/* Launches mla_decode on args->stream. Never aborts; `out` may be NULL. */
+/* Launches mla_decode on args->stream. Never aborts; `out` may be NULL. A split launch is two
+ * kernels; on CUDA the second (the combine) is a programmatic dependent launch of the first: it
+ * may start as the first one's blocks exit and waits for it itself (under stream capture, a
+ * programmatic edge between the two nodes). The first waits for the stream's earlier work as any
+ * launch does. */
 ktune_status ktune_mla_decode(const ktune_mla_decode_args* args, ktune_result* out);
 
 /* Bytes of workspace ktune_mla_decode() needs for these arguments (0 when it does not split),
