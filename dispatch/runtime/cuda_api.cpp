@@ -15,6 +15,7 @@
 namespace ktune::runtime {
 namespace {
 
+// (cuLaunchKernelEx: drivers of CUDA 12.0 on, as the sm_90a code objects themselves need.)
 // clang-format off
 #define KTUNE_RT_CUDA_FUNCTIONS(X)                                                        \
   X(cuGetErrorName) X(cuInit) X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuDeviceGetAttribute) \
@@ -57,7 +58,7 @@ class CudaApi final : public GpuApi {
     const int minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     // As tuner/backend names it: the templates use Hopper's arch-specific instructions on 9.0.
     return {id, fmt::format("sm_{}{}{}", major, minor, major == 9 && minor == 0 ? "a" : ""),
-            attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)};
+            attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), major >= 9};
   }
 
   void* load(std::string_view code) const override {

@@ -14,6 +14,7 @@ struct Device {
   const void* id = nullptr;  // modules are loaded once per id (CUDA: the context; HIP: device + 1)
   std::string arch;          // "sm_90a", "gfx942": the dispatch table's arch
   int compute_units = 0;
+  bool overlapping_launches = false;  // Launch::overlaps_previous takes effect (CUDA, 9.0 on)
 };
 
 struct Launch {
@@ -21,7 +22,7 @@ struct Launch {
   unsigned block = 1;
   size_t shared_bytes = 0;
   // The kernel may start before the previous launch on the stream has finished (it waits for it
-  // itself: templates/common/launch_order.hpp); an API without such launches makes an ordinary one.
+  // itself: templates/common/launch_order.hpp); only where Device::overlapping_launches.
   bool overlaps_previous = false;
 };
 

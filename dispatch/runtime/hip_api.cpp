@@ -64,7 +64,7 @@ class HipApi final : public GpuApi {
     return f;
   }
 
-  // (Launch::overlaps_previous has no HIP counterpart: every launch waits for the one ahead.)
+  // (Device::overlapping_launches is false here: every launch waits for the one ahead.)
   void launch(void* function, const Launch& l, void* stream, void** args) const override {
     check(hipModuleLaunchKernel(static_cast<hipFunction_t>(function), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
                                 static_cast<unsigned>(l.shared_bytes), static_cast<hipStream_t>(stream), args,

@@ -124,7 +124,7 @@ ktune_status Engine::mla_decode(const ktune_mla_decode_args& a, ktune_result& ou
   launches[0].shared_bytes = static_cast<size_t>(kc.shared_bytes);
   launches[1].grid[0] = static_cast<unsigned>(total_rows);
   launches[1].block = mla::kCombineThreads;
-  launches[1].overlaps_previous = true;  // the combine waits for the main kernel itself
+  launches[1].overlaps_previous = s.current.device->overlapping_launches;  // the combine waits itself
   void** const args[] = {main_args, combine_args};
   report(&out, s.choice.status, s.choice.reason, &s.choice, splits, s.from_override);
   return launch(s, kernels, std::span<const Launch>(launches, splits > 1 ? 2 : 1), a.stream, args, out, splits);

@@ -87,6 +87,17 @@ TEST(RuntimeEngine, LaunchesTheSelectedKernelWithItsGeometryAndSplits) {
   EXPECT_EQ(combine.launch.grid[0], 32u * 16u);  // one block per output row
   EXPECT_EQ(combine.launch.block, static_cast<unsigned>(mla::kCombineThreads));
   EXPECT_EQ(combine.splits, splits);
+  // On a device without overlapping launches both are ordinary ones ...
+  EXPECT_FALSE(main.launch.overlaps_previous);
+  EXPECT_FALSE(combine.launch.overlaps_previous);
+  // ... and where there are, the combine (which waits for the main kernel) overlaps its tail.
+  FakeApi* overlapping = nullptr;
+  auto engine_overlapping = fake_engine(overlapping);
+  overlapping->overlapping_launches = true;
+  ASSERT_EQ(engine_overlapping->mla_decode(args, r), KTUNE_OK) << r.message;
+  ASSERT_EQ(overlapping->launches.size(), 2u);
+  EXPECT_FALSE(overlapping->launches[0].launch.overlaps_previous);
+  EXPECT_TRUE(overlapping->launches[1].launch.overlaps_previous);
 
   // A short context does not split: one launch, no workspace needed.
   api->launches.clear();

@@ -38,7 +38,7 @@ class FakeApi final : public GpuApi {
   }
   Device describe(const void* id) const override {
     ++describes;
-    return {id, arch_, compute_units_};
+    return {id, arch_, compute_units_, overlapping_launches};
   }
   void* load(std::string_view code) const override {
     ++loads;
@@ -78,6 +78,7 @@ class FakeApi final : public GpuApi {
   mutable std::vector<std::string> symbols;
   mutable std::vector<RecordedLaunch> launches;
   bool record_launches = true;  // off: launches cost nothing (benchmarks)
+  bool overlapping_launches = false;  // Device::overlapping_launches of the device it describes
 
  private:
   std::string arch_;

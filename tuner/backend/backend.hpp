@@ -24,6 +24,7 @@ struct DeviceInfo {
   int64_t shared_per_block = 0;      // default per-block limit
   int64_t shared_per_block_optin = 0;  // largest a kernel may opt in to
   int clock_khz = 0;
+  bool overlapping_launches = false;  // launch_dependent overlaps the launch ahead (CUDA, 9.0 on)
 };
 
 struct CompileRequest {
@@ -96,7 +97,7 @@ class Context {
   // The same for a kernel that may start before the previous launch on the stream has finished, so
   // that its launch overlaps that kernel's tail: it calls wait_for_previous_kernel()
   // (templates/common/launch_order.hpp) before it reads what that kernel wrote. Backends without
-  // such launches make an ordinary one.
+  // such launches (DeviceInfo::overlapping_launches false) make an ordinary one.
   virtual void launch_dependent(void* fn, Dim3 grid, Dim3 block, size_t shared_bytes, void** args) {
     launch(fn, grid, block, shared_bytes, args);
   }

@@ -216,6 +216,7 @@ class CudaContext final : public Context {
   }
 
   void launch_dependent(void* fn, Dim3 grid, Dim3 block, size_t shared_bytes, void** args) override {
+    if (!info_.overlapping_launches) return launch(fn, grid, block, shared_bytes, args);
     bind();
     const ProgrammaticLaunch l({grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
                                static_cast<unsigned>(shared_bytes), stream_.get());
