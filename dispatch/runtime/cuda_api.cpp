@@ -58,7 +58,7 @@ class CudaApi final : public GpuApi {
     const int minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     // As tuner/backend names it: the templates use Hopper's arch-specific instructions on 9.0.
     return {id, fmt::format("sm_{}{}{}", major, minor, major == 9 && minor == 0 ? "a" : ""),
-            attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), major >= 9};
+            attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), backend::has_programmatic_launches(major)};
   }
 
   void* load(std::string_view code) const override {

@@ -5,6 +5,7 @@
 #include "backend/builtin.hpp"
 #include "backend/cuda_context.hpp"
 #include "backend/cuda_driver.hpp"
+#include "backend/cuda_programmatic_launch.hpp"
 #include "backend/lazy_load.hpp"
 #include "backend/nvrtc_compiler.hpp"
 
@@ -72,7 +73,7 @@ DeviceInfo CudaBackend::device_info(int ordinal) const {
   info.name = name;
   const int major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR");
   info.arch = cuda_arch(major, attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR"));
-  info.overlapping_launches = major >= 9;  // programmatic dependent launches: Hopper on
+  info.overlapping_launches = has_programmatic_launches(major);
   info.compute_units = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT");
   info.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE");
   info.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2_CACHE_SIZE");

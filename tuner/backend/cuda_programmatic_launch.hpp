@@ -8,6 +8,12 @@
 
 namespace ktune::backend {
 
+// Whether a device of this compute capability overlaps such launches (Hopper on); elsewhere the
+// launchers make ordinary ones.
+constexpr bool has_programmatic_launches(int compute_capability_major) noexcept {
+  return compute_capability_major >= 9;
+}
+
 struct ProgrammaticLaunch {
   CUlaunchAttribute attribute{};
   CUlaunchConfig config{};  // points at `attribute`: neither is copied

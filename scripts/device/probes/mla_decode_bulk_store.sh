@@ -15,17 +15,15 @@ source scripts/device/probes/probe_env.sh
 probe_templates mla_decode_bulk_store || exit 1
 cases=$probe/cases.txt
 wgmma="rows=64 keys=64 threads=384 stages=2 math=wgmma"
-for k in "h12_l4c|--heads 12 --block-len 4 --causal 1 --batch 32|$wgmma split=1" \
-         "h12_l4f|--heads 12 --block-len 4 --causal 0 --batch 32|$wgmma split=1" \
-         "h64_l2_b8|--heads 64 --block-len 2 --causal 1 --batch 8|$wgmma split=2" \
-         "h64_l2_b1|--heads 64 --block-len 2 --causal 1 --batch 1|$wgmma split=2" \
-         "h16_l4_b128|--heads 16 --block-len 4 --causal 1 --batch 128|$wgmma split=0" \
-         "h128|--heads 128 --block-len 1 --causal 1 --batch 128|$wgmma split=1"; do
-  IFS='|' read -r name key config <<<"$k"
-  flags="--kernel mla_decode --kv-dtype bf16 --ctx 8192 $key --config '$config'"
-  echo "$name main | $flags"
-  echo "$name probe | $flags --templates $probe/templates"
-done >"$cases"
+bf16="--kernel mla_decode --kv-dtype bf16 --ctx 8192"
+ab_cases "$probe/templates" >"$cases" <<EOF2
+h12_l4c|$bf16 --heads 12 --block-len 4 --causal 1 --batch 32 --config '$wgmma split=1'
+h12_l4f|$bf16 --heads 12 --block-len 4 --causal 0 --batch 32 --config '$wgmma split=1'
+h64_l2_b8|$bf16 --heads 64 --block-len 2 --causal 1 --batch 8 --config '$wgmma split=2'
+h64_l2_b1|$bf16 --heads 64 --block-len 2 --causal 1 --batch 1 --config '$wgmma split=2'
+h16_l4_b128|$bf16 --heads 16 --block-len 4 --causal 1 --batch 128 --config '$wgmma split=0'
+h128|$bf16 --heads 128 --block-len 1 --causal 1 --batch 128 --config '$wgmma split=1'
+EOF2
 timeout 300 ./scripts/bench_ab.py "$cases" --rounds 3 --ktune "$KTUNE" --json-out "$out/bulk_store_ab.jsonl" \
   | tee "$out/bulk_store_ab.md"
 # Each kernel's duration under ncu (clocks not locked), main and probe, at h12_l4c.

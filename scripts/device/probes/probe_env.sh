@@ -15,3 +15,12 @@ parts = re.split(r"(?m)^(?=diff --git )", open(sys.argv[1]).read())
 sys.stdout.write("".join(p for p in parts if p.startswith("diff --git a/templates/")))' \
     "scripts/device/probes/$1.patch" | patch -s -p1 -d "$probe"
 }
+
+# bench_ab.py cases from lines "NAME|BENCH FLAGS" on stdin: "NAME main" with main's templates, then
+# "NAME probe" with those under $1 (`ktune --templates`).
+ab_cases() {
+  while IFS='|' read -r name flags; do
+    echo "$name main | $flags"
+    echo "$name probe | $flags --templates $1"
+  done
+}
