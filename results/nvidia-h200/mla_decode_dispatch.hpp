@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-04T13:46:45Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash e52e26cf19e9d8d4, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.vQrAbL5xCd/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-04T19:21:14Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 7e2ee4ac3a021caf, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.5WJH0bqo3b/mla_decode.db --budget 100 --timeout 20
 */
 #pragma once
 
@@ -142,34 +142,35 @@ inline constexpr const char* kNames2[] = {"ktune::mla_decode_transposed<16, 64, 
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 51.33599974215031},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 76.02399960160255},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 111
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 99.07200187444687},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 217
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 147.0239982008934},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 359
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 201.07199996709824},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 504
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 388.4960114955902},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 644
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 38.906666139761604},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames3, 2, 384, 171200, 59.304000809788704},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 136
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 79.02400195598602},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 254
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 156.64000064134598},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 397
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 299.9520003795624},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 534
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames3, 2, 384, 171200, 590.7999873161316},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 673
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 51.3519998639822},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 55
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 75.20800083875656},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 163
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 98.38400036096573},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 287
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 145.56799829006195},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 427
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 196.19199633598328},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 567
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 381.5999925136566},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 708
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames6, 2, 128, 94784, 39.57866628964742},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 81
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames7, 2, 384, 171200, 59.832001104950905},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 189
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames7, 2, 384, 171200, 78.15999910235405},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 321
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames7, 2, 384, 171200, 157.6159968972206},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 462
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames7, 2, 384, 171200, 304.6880066394806},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 601
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames7, 2, 384, 171200, 592.960000038147},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 742
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 50.4320003092289},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 75.3760002553463},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 111
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 91.84800088405609},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 217
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 144.25599575042725},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 359
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 198.17600399255753},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 383.2959979772568},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 642
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 38.63999992609024},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames3, 2, 384, 171200, 58.72800014913082},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 136
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 77.90400087833405},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 254
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 156.09599649906158},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 397
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 299.1199940443039},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 534
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 589.0399813652039},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 671
+    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 50.680000334978104},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 55
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 74.3279978632927},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 163
+    {{64, 32, 256, 4, 2, Math::wgmma}, kNames6, 2, 256, 225792, 95.5279991030693},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 288
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 142.33600348234177},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 427
+    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 196.16000354290009},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 567
+    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 378.2400041818619},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 708
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 39.098666359980896},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 81
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 59.29600074887276},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 189
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames8, 2, 384, 171200, 77.43199914693832},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 321
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 157.74399787187576},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 462
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 300.59199035167694},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 602
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 590.2239978313446},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 742
 };
 
 // sm_90a
