@@ -229,5 +229,34 @@ TEST(CopyBandwidth, TooLittleFreeMemoryIsAnError) {
   EXPECT_GT(measure_copy_gbps(ctx), 0);
 }
 
+// The device's copy speed changes during the measurement: the roof is the faster probe, on
+// whichever side of the measurement it fell, and both probes are reported.
+TEST(CopyBandwidth, AroundAMeasurementTheBetterProbeIsTheRoof) {
+  FakeContext slows;
+  slows.copy_gbps = 3000;
+  const CopyRoof a = measure_copy_around(slows, [&] { slows.copy_gbps = 2000; });
+  EXPECT_NEAR(a.before_gbps, 3000, 0.3);
+  EXPECT_NEAR(a.after_gbps, 2000, 0.2);
+  EXPECT_NEAR(a.gbps(), 3000, 0.3);
+
+  FakeContext speeds_up;
+  speeds_up.copy_gbps = 1000;
+  const CopyRoof b = measure_copy_around(speeds_up, [&] { speeds_up.copy_gbps = 4000; });
+  EXPECT_NEAR(b.before_gbps, 1000, 0.1);
+  EXPECT_NEAR(b.after_gbps, 4000, 0.4);
+  EXPECT_NEAR(b.gbps(), 4000, 0.4);
+}
+
+TEST(CopyBandwidth, AFailedMeasurementPropagatesWithoutTheSecondProbe) {
+  FakeContext ctx;
+  // A second probe would throw Error (no memory left for its buffers) instead of the fault.
+  EXPECT_THROW(measure_copy_around(ctx,
+                                   [&] {
+                                     ctx.free_bytes = 0;
+                                     throw DeviceFault("illegal address");
+                                   }),
+               DeviceFault);
+}
+
 }  // namespace
 }  // namespace ktune::bench

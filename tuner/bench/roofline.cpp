@@ -29,6 +29,15 @@ double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy) {
   return 2.0 * static_cast<double>(bytes) / (stats.median_us * 1e3);
 }
 
+CopyRoof measure_copy_around(backend::Context& ctx, const std::function<void()>& measurement,
+                             const TimingPolicy& policy) {
+  CopyRoof roof;
+  roof.before_gbps = measure_copy_gbps(ctx, policy);
+  measurement();
+  roof.after_gbps = measure_copy_gbps(ctx, policy);
+  return roof;
+}
+
 Rates rates_of(double bytes, double flops, double median_us, double copy_gbps, double matrix_tflops) noexcept {
   Rates r;
   if (!(median_us > 0)) return r;

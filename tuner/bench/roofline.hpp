@@ -1,6 +1,8 @@
 #pragma once
 // Roofline probes measured on the device in the same run as the kernels, so that every timing
 // is also stored as a fraction of what the device achieved.
+#include <functional>
+
 #include "backend/backend.hpp"
 #include "bench/stopping.hpp"
 
@@ -10,6 +12,20 @@ namespace ktune::bench {
 // over a buffer of max(4x L2, 256 MiB) capped by the free memory, so that the L2 plays no part.
 // Throws Error when the device lacks the memory for a meaningful measurement.
 double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy = {});
+
+// The copy bandwidth around one measurement: probed before it and after it. A single probe can
+// read low (on the H200, one `ktune bench` read 3828 GB/s where the sweeps of the same device
+// call read 3998 to 4021), and a roofline is what the device can do, so the higher of the two is
+// the figure; both are kept, so that a report shows how far apart they were.
+struct CopyRoof {
+  double before_gbps = 0;
+  double after_gbps = 0;
+  double gbps() const noexcept { return before_gbps > after_gbps ? before_gbps : after_gbps; }
+};
+// Runs `measurement` between two measure_copy_gbps probes; what `measurement` throws propagates
+// (and the second probe is not taken).
+CopyRoof measure_copy_around(backend::Context& ctx, const std::function<void()>& measurement,
+                             const TimingPolicy& policy = {});
 
 // What one launch achieved, and as fractions of the roofline measured in the same run.
 struct Rates {
