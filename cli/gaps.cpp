@@ -76,6 +76,10 @@ void add_gap(const GapOptions& o) {
   g.reason = db::GapReason::declared;
   g.source = o.source;
   g.fallback = o.fallback == "none" ? o.fallback : key_option("--fallback", o.fallback, fields).canonical();
+  if (g.fallback == g.key.canonical())
+    throw Error(fmt::format("--fallback \"{}\" is the gap's own key: a caller that takes the fallback would ask for "
+                            "the same gap again",
+                            o.fallback));
   g.fallback_note = o.note;
   auto db = db::Database::open(o.db, /*create=*/true);
   const auto id = db->add_gap(g);

@@ -3,9 +3,13 @@
 // gaps recorded as they are found.
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -102,6 +106,21 @@ void run(const SweepCliOptions& o) {
   }
 }
 
+// Seconds within [low, high]: CLI11's number checks let a NaN through (every comparison with it
+// is false), and a huge timeout overflows the deadline's clock into the past, so that every
+// candidate would be recorded as timed out.
+CLI::Validator seconds_within(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        double s = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
+        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(s) || s < low || s > high)
+          return fmt::format("'{}' is not a number of seconds in [{}, {}]", text, low, high);
+        return {};
+      },
+      fmt::format("SECONDS in [{}, {}]", low, high));
+}
+
 void setup(CLI::App& app) {
   auto o = std::make_shared<SweepCliOptions>();
   auto* cmd = app.add_subcommand("sweep", "Verify and time every candidate of a space on a GPU into a database");
@@ -111,9 +130,9 @@ void setup(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device ordinal")->capture_default_str();
   cmd->add_flag("--resume", o->resume, "Continue the latest compatible run in the database, skipping what it did");
   cmd->add_option("--budget", o->budget_s, "Start no candidate after this many seconds (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds_within(0, 1e7));
   cmd->add_option("--timeout", o->timeout_s, "Seconds a candidate may take before its worker is killed")
-      ->check(CLI::PositiveNumber)
+      ->check(seconds_within(0.001, 86400))
       ->capture_default_str();
   cmd->callback([o] { run(*o); });
 }

@@ -210,9 +210,11 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
       return c;
     }
     require_intact(c, path);
-    c.exec("PRAGMA foreign_keys = ON");
     // Migrate before switching to WAL: a failed migration then leaves the file byte-identical.
+    // And before switching foreign keys on (which no transaction can do), so that a step that
+    // rebuilds a table (create, copy, drop the old one) drops no row that refers to it.
     if (found < latest) migrate(c, path, steps);
+    c.exec("PRAGMA foreign_keys = ON");
     enter_wal(c);
     c.exec("PRAGMA synchronous = NORMAL");  // durable at each checkpoint; WAL keeps it consistent
     return c;

@@ -2,6 +2,7 @@
 #include "db/database.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <variant>
 
@@ -221,6 +222,13 @@ class SqliteDatabase final : public Database {
 
   int64_t record(const Measurement& m) override {
     const auto what = fmt::format("record (run {}, key {}, config {})", m.run_id, m.key.canonical(), m.config.canonical());
+    // SQLite stores a NaN as NULL, which the schema's checks let through and the winners view
+    // sorts first: an ok result with a NaN time would win its key.
+    if (m.status == Status::ok)
+      for (double v : {m.median_us, m.p10_us, m.p90_us})
+        if (!std::isfinite(v))
+          throw Error(fmt::format("{}: {}: an ok result needs finite times (median {}, p10 {}, p90 {})", path_, what,
+                                  m.median_us, m.p10_us, m.p90_us));
     return write(what, [&] {
       SQLite::Statement family(c_, "SELECT family FROM runs WHERE id = ?");
       family.bind(1, m.run_id);

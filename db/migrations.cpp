@@ -1,5 +1,7 @@
 #include "db/migrations.hpp"
 
+#include <cstdint>
+#include <limits>
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
@@ -24,7 +26,7 @@ int read_schema_version(SQLite::Database& c, const std::string& path) {
     SQLite::Statement objects(c,
                               "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
                               "(SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master "
-                              "WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6))");
+                              "WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 6))");
     objects.executeStep();
     if (objects.getColumn(0).getInt() == 0) {
       if (!objects.getColumn(1).isNull())
@@ -34,7 +36,10 @@ int read_schema_version(SQLite::Database& c, const std::string& path) {
     }
     SQLite::Statement q(c, "SELECT schema_version FROM meta WHERE id = 1");
     if (!q.executeStep()) throw Error(fmt::format("{}: the meta table has no row; not a ktune database", path));
-    return q.getColumn(0).getInt();
+    const int64_t version = q.getColumn(0).getInt64();
+    if (version < 1 || version > std::numeric_limits<int>::max())
+      throw Error(fmt::format("{}: schema version {} is none that ktune writes; not a ktune database", path, version));
+    return static_cast<int>(version);
   } catch (const SQLite::Exception& e) {
     throw Error(fmt::format("{}: cannot read the schema version: {}", path, e.what()));
   }

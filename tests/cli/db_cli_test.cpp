@@ -170,6 +170,12 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
                   "heads=0 block_len=2 causal=0 kv_dtype=bf16 batch=32", "--source", "range"});
   EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("heads"), HasSubstr("[1, 128]")));
+  // A fallback to the gap's own key (written another way) would send its callers round in a loop.
+  o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                      "heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32", "--source", "loop", "--fallback",
+                      "batch=32,kv_dtype=bf16,causal=0,block_len=4,heads=16"});
+  EXPECT_EQ(o.status, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr("--fallback"), HasSubstr("the gap's own key")));
   EXPECT_EQ(test::fingerprint(db), before) << "rejected gaps must not touch the database";
 
   o = run_ktune_args(with({"gap", "rm"}, identity));

@@ -1,6 +1,8 @@
 // `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "cli_run.hpp"
 
 namespace ktune::testing {
@@ -23,6 +25,23 @@ TEST(SweepCli, UnknownKernelAndBackendAreNamed) {
   auto backend = run_ktune("sweep --kernel mla_decode --backend opencl --db " + tmp.path() + "/t.db");
   EXPECT_EQ(backend.status, 1);
   EXPECT_TRUE(contains(backend.output, "opencl")) << backend.output;
+}
+
+// Refused while the options are read, before any device or database: a NaN passes every range
+// comparison, and a timeout past the clock's range would put every deadline in the past.
+TEST(SweepCli, TimeoutAndBudgetMustBeFiniteSecondsInRange) {
+  CliTempDir tmp;
+  const std::string sweep = "sweep --kernel mla_decode --db " + tmp.path() + "/t.db ";
+  for (const char* bad : {"--timeout nan", "--timeout 1e10", "--timeout 0", "--timeout -5", "--timeout 2x",
+                          "--budget nan", "--budget inf", "--budget -1"}) {
+    auto r = run_ktune(sweep + bad);
+    EXPECT_NE(r.status, 0) << bad << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "is not a number of seconds in [")) << bad << ": " << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/t.db"));
+  // In range, the options pass (and the sweep goes on to look for a device).
+  auto ok = run_ktune(sweep + "--timeout 0.5 --budget 0");
+  EXPECT_FALSE(contains(ok.output, "is not a number of seconds")) << ok.output;
 }
 
 TEST(SweepCli, WorkerWithoutADeviceRefusesToStart) {

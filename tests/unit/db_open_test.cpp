@@ -148,18 +148,41 @@ TEST(DbOpen, NewerSchemaIsRefusedUnchanged) {
   EXPECT_EQ(test::fingerprint(path), before);
 }
 
+// (A table named like SQLite's own, sqlite3_cache, is still another tool's: LIKE's '_' matches
+// any character, so SQLite's prefix must be matched escaped.)
 TEST(DbOpen, ForeignSqliteDatabaseIsRejectedUnchanged) {
   test::TempDir dir;
-  const auto path = dir.file("app.db");
-  {
-    SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    raw.exec("CREATE TABLE users (name TEXT); INSERT INTO users VALUES ('ada')");
+  for (const std::string table : {"users", "sqlite3_cache"}) {
+    const auto path = dir.file(table + ".db");
+    {
+      SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+      raw.exec(fmt::format("CREATE TABLE {} (name TEXT); INSERT INTO {} VALUES ('ada')", table, table));
+    }
+    const auto before = test::fingerprint(path);
+    for (bool read_only : {false, true})
+      EXPECT_THAT(test::open_error(path, false, read_only),
+                  AllOf(HasSubstr(path), HasSubstr("not a ktune one"), HasSubstr(table)));
+    EXPECT_EQ(test::fingerprint(path), before) << table;
   }
-  const auto before = test::fingerprint(path);
-  for (bool read_only : {false, true})
-    EXPECT_THAT(test::open_error(path, false, read_only),
-                AllOf(HasSubstr(path), HasSubstr("not a ktune one"), HasSubstr("users")));
-  EXPECT_EQ(test::fingerprint(path), before);
+}
+
+// A version past int's range is read whole, not cut to its low 32 bits (2^32 + 1 is not 1).
+TEST(DbOpen, SchemaVersionsKtuneNeverWritesAreRefusedUnchanged) {
+  test::TempDir dir;
+  const auto path = dir.file("odd.db");
+  fill(path, 1);
+  for (const int64_t odd : {int64_t{4294967297}, int64_t{0}, int64_t{-1}}) {
+    {
+      SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+      raw.exec(fmt::format("UPDATE meta SET schema_version = {}", odd));
+    }
+    const auto before = test::fingerprint(path);
+    for (bool read_only : {false, true})
+      EXPECT_THAT(test::open_error(path, false, read_only),
+                  AllOf(HasSubstr(path), HasSubstr(fmt::format("schema version {}", odd))))
+          << odd;
+    EXPECT_EQ(test::fingerprint(path), before) << odd;
+  }
 }
 
 TEST(DbOpen, ReadOnlyFileIsRejectedForWritingUnchanged) {

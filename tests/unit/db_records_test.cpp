@@ -201,6 +201,15 @@ TEST_F(DbRecords, RecordRejectsUntimedOkRowsAndUnknownRuns) {
   EXPECT_THROW(db->record(inverted), Error) << "p10 above the median";
   EXPECT_THAT(error_of([&] { db->record(test::timed(77, test::key(16), test::config(64), 10)); }),
               AllOf(HasSubstr(path), HasSubstr("no run 77")));
+  // A NaN would be stored as NULL, which the checks let through and the winners view sorts first.
+  for (double bad : {std::nan(""), double{INFINITY}}) {
+    auto m = test::timed(run, test::key(16), test::config(64), 10);
+    m.median_us = bad;
+    EXPECT_THAT(error_of([&] { db->record(m); }), AllOf(HasSubstr(path), HasSubstr("an ok result needs finite times")));
+    m = test::timed(run, test::key(16), test::config(64), 10);
+    m.p90_us = bad;
+    EXPECT_THROW(db->record(m), Error) << "p90 " << bad;
+  }
   EXPECT_TRUE(db->measurements().empty());
 }
 

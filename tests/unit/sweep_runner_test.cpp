@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/database.hpp"
+#include "sweep/filter.hpp"
 #include "sweep_toy.hpp"
 
 namespace ktune::sweep {
@@ -170,6 +171,29 @@ TEST_F(SweepRunner, AKeyRunsItsConfigsInTheMostSimilarKeysOrder) {
   EXPECT_EQ(order[4].second.rfind("rows=16,", 0), 0u) << "as (32, 0), not as the previous key (32, 1)";
   EXPECT_EQ(order[6].first, "heads=16,kv_dtype=1");
   EXPECT_EQ(order[6].second.rfind("rows=32,", 0), 0u) << "as (32, 1), not as the previous key (16, 0)";
+}
+
+// heads=2 runs no config (rows > 4 * heads). Where the space's configs were narrowed on the command
+// line, that is the filter's doing: recorded as a no_config gap of a new run, it would hide the
+// key's winner of an earlier run, so the sweep refuses before recording anything.
+TEST_F(SweepRunner, ConfigFiltersThatLeaveAKeyWithoutConfigsRecordNothing) {
+  using ::testing::AllOf;
+  using ::testing::HasSubstr;
+  using ::testing::ThrowsMessage;
+  Space narrowed = space({32, 2}, {16, 32});
+  apply_filters(narrowed, {parse_where("rows=16")});
+  EXPECT_THAT([&] { sweep(narrowed); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("--where rows=16: 1 of the 2 keys"), HasSubstr("heads=2"),
+                                         HasSubstr("nothing was recorded"))));
+  EXPECT_TRUE(db->runs().empty());
+  EXPECT_TRUE(db->gaps().empty());
+  EXPECT_TRUE(runs_requested().empty());
+  // A key filter is no config filter; and the space as written records the key's gap.
+  Space keys_only = space({32, 2}, {16});
+  apply_filters(keys_only, {parse_where("heads=2,32")});
+  sweep(keys_only);
+  ASSERT_EQ(db->gaps().size(), 1u);
+  EXPECT_EQ(db->gaps()[0].reason, db::GapReason::no_config);
 }
 
 TEST_F(SweepRunner, RankingFieldsMustBeKeyFieldsEachOnce) {

@@ -86,6 +86,7 @@ void apply_filters(Space& space, const std::vector<FieldFilter>& filters) {
           if (std::find(had.begin(), had.end(), v) == had.end()) had.push_back(v);
       std::erase_if(space.config_grids, [&](auto& grid) { return !narrow(grid[c], wanted); });
       if (space.config_grids.empty()) nothing_left(spec, f, space.origin, had);
+      space.config_filters.push_back(fmt::format("{} {}={}", f.option, f.field, fmt::join(f.values, ",")));
     } else {
       std::vector<std::string_view> names;
       for (const auto& s : family.key_fields()) names.push_back(s.name);

@@ -131,6 +131,9 @@ class Sweep {
 
  private:
   void resume();
+  // Throws when command-line filters of the configs leave keys with no config: recorded as
+  // no_config gaps of a new run, they would hide those keys' winners of earlier runs.
+  void refuse_filtered_gaps(const Plan& plan) const;
   void start_worker_and_run();
   void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
   // Indices of k's configs in the order to run them: those the most similar earlier key of the
@@ -217,6 +220,20 @@ void Sweep::resume() {
       if (m.status == Status::ok) medians_[m.key][m.config] = m.median_us;
     }
   }
+}
+
+void Sweep::refuse_filtered_gaps(const Plan& plan) const {
+  if (space_.config_filters.empty()) return;
+  std::vector<const PlannedKey*> left;
+  for (const auto& k : plan.keys)
+    if (k.no_config()) left.push_back(&k);
+  if (left.empty()) return;
+  throw Error(fmt::format(
+      "{}: {} of the {} keys are left with no config that {} runs on {} (first: {}: {}); a sweep would record "
+      "them as no_config gaps, which codegen prefers to their winners of earlier runs: narrow the keys too "
+      "(--where FIELD=...), or drop the filter (nothing was recorded)",
+      fmt::join(space_.config_filters, " "), left.size(), plan.keys.size(), family_.name(), run_.arch,
+      left.front()->key.pretty(family_.key_fields()), no_config_detail(*left.front(), run_.arch)));
 }
 
 void Sweep::start_worker_and_run() {
@@ -422,6 +439,7 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
 SweepSummary Sweep::run() {
   if (options_.resume) resume();
   const auto plan = build_plan(space_, target_limits(run_.arch), done_, options_.shard);
+  refuse_filtered_gaps(plan);
   plan_keys_ = &plan.keys;
   summary_.keys = plan.keys.size();
   summary_.candidates = plan.candidates;

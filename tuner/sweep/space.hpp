@@ -32,6 +32,9 @@ struct Space {
   // Per grid, per config field; the space's configs are the union of the grids' combinations.
   std::vector<std::vector<std::vector<int64_t>>> config_grids;
   Params shape;
+  // The command-line filters that narrowed its configs, as written ("--where math=wgmma"): a key
+  // they leave without a config is the filter's doing, not a gap of the family.
+  std::vector<std::string> config_filters;
 };
 
 // Parses space text for `family`. Throws Error naming `origin`, the field and the value.

@@ -9,8 +9,10 @@ namespace {
 constexpr auto kExitGrace = std::chrono::milliseconds(2000);
 constexpr auto kNow = std::chrono::milliseconds(0);
 
+// (At most a year on: a longer duration would overflow the clock into the past.)
 Clock::time_point deadline_after(std::chrono::duration<double> d) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(d);
+  const std::chrono::duration<double> year = std::chrono::hours(24 * 365);
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(d < year ? d : year);
 }
 
 std::string with_stderr(std::string what, const std::string& tail) {
