@@ -29,6 +29,7 @@
 #include "jit/compiler.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "number_checks.hpp"
 #include "space_options.hpp"
 #include "sweep/process_compiler.hpp"
 #include "sweep/protocol.hpp"
@@ -360,7 +361,7 @@ void setup(CLI::App& app) {
   cmd->add_flag("--allow-stale", o->allow_stale, "With --db: accept a winner tuned with other templates");
   cmd->add_option("--arch", o->arch, "Check the config against this target before looking for a device; must be the device's");
   cmd->add_option("--backend", o->backend, "cuda or hip (default: the first with a device)");
-  cmd->add_option("--device", o->device, "Device ordinal")->capture_default_str();
+  cmd->add_option("--device", o->device, "Device ordinal")->check(decimal_within(0, 1023))->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--no-verify", o->no_verify, "Time without verifying first (the output says so)");
   cmd->add_flag("--force", o->force,

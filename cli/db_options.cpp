@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -9,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.hpp"
+#include "number_checks.hpp"
 
 namespace ktune::cli {
 namespace {
@@ -38,8 +41,9 @@ std::pair<std::string_view, std::string_view> split_item(std::string_view item) 
   return {item.substr(0, eq), item.substr(eq + 1)};
 }
 
-// Value of --where NAME=VALUE. Without --kernel, a label is resolved through every registered
-// family that has the field, and must mean the same number in all of them.
+// Value of --where NAME=VALUE. Without --kernel, the field must be one of a registered family (a
+// misspelt one would match no row, silently), and a label is resolved through every family that
+// has the field, and must mean the same number in all of them.
 int64_t where_value(std::string_view name, std::string_view text, const std::string& kernel) {
   if (!kernel.empty()) {
     const auto& fields = family(kernel).key_fields();
@@ -49,6 +53,12 @@ int64_t where_value(std::string_view name, std::string_view text, const std::str
                               fmt::join(names_of(fields), ", ")));
     return spec->parse(text);
   }
+  std::set<std::string> known;  // the key fields of every registered family
+  for (const Family* f : families())
+    for (const auto& spec : f->key_fields()) known.insert(spec.name);
+  if (!known.contains(std::string(name)))
+    throw Error(fmt::format("--where {}: no kernel family has a key field '{}' (they have {})", name, name,
+                            fmt::join(known, ", ")));
   if (auto v = integer(text)) return *v;
   std::set<int64_t> meanings;
   for (const Family* f : families())
@@ -69,7 +79,7 @@ void add_db_filter_options(CLI::App& cmd, DbFilterOptions& o) {
   cmd.add_option("--kernel", o.kernel, "Only this kernel family, e.g. mla_decode");
   cmd.add_option("--arch", o.arch, "Only this arch, e.g. gfx942, sm_90a");
   cmd.add_option("--device", o.device, "Only this device name, e.g. \"NVIDIA H200\"");
-  cmd.add_option("--run", o.run, "Only this run id")->check(CLI::PositiveNumber);
+  cmd.add_option("--run", o.run, "Only this run id")->check(decimal_within(1, std::numeric_limits<int64_t>::max()));
   cmd.add_option("--where", o.where, "Key field equal to a value (label or integer), e.g. kv_dtype=fp8_e4m3fn; repeatable");
   cmd.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"table", "csv", "json"}));
 }

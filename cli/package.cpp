@@ -13,6 +13,7 @@
 #include "db/database.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "number_checks.hpp"
 #include "space_options.hpp"
 #include "sweep/process_compiler.hpp"
 #include "verb.hpp"
@@ -65,7 +66,7 @@ void setup(CLI::App& app) {
   cmd->add_flag("--allow-stale", o->allow_stale,
                 "Use results measured with other templates than the current ones (template hash differs)");
   cmd->add_option("--out", o->out, "Package directory to write (created when absent)")->required();
-  cmd->add_option("--jobs", o->jobs, "Compiling threads (default: one per core)");
+  cmd->add_option("--jobs", o->jobs, "Compiling threads (default: one per core)")->check(decimal_within(0, 4096));
   cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR or ~/.cache/ktune)");
   cmd->add_flag("--no-cache", o->no_cache, "Compile everything, store nothing");
   cmd->callback([o] { run_package(*o); });

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/family.hpp"
+#include "number_checks.hpp"
 #include "sweep/filter.hpp"
 
 namespace ktune::cli {
@@ -16,7 +17,7 @@ void add_space_options(CLI::App& cmd, SpaceOptions& o) {
   cmd.add_option("--kv-dtype", o.kv_dtype, "Only these KV cache types, e.g. fp8_e4m3fn");
   cmd.add_option("--where", o.where, "Only these values of any key or config field: FIELD=V1,V2 (repeatable)");
   cmd.add_option("--shard", o.shard, "Only part I of N of the keys (round robin), as I/N, for job arrays");
-  cmd.add_option("--jobs", o.jobs, "Compiling threads (default: one per core)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--jobs", o.jobs, "Compiling threads (default: one per core)")->check(decimal_within(0, 4096));
   cmd.add_option("--cache-dir", o.cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR, else ~/.cache/ktune)");
   cmd.add_flag("--no-cache", o.no_cache, "Compile everything; read and write no cache");
 }

@@ -3,13 +3,10 @@
 // gaps recorded as they are found.
 #include <unistd.h>
 
-#include <charconv>
-#include <cmath>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <system_error>
 
 #include <fmt/format.h>
 
@@ -19,6 +16,7 @@
 #include "device_choice.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "number_checks.hpp"
 #include "space_options.hpp"
 #include "sweep/process_compiler.hpp"
 #include "sweep/runner.hpp"
@@ -106,28 +104,13 @@ void run(const SweepCliOptions& o) {
   }
 }
 
-// Seconds within [low, high]: CLI11's number checks let a NaN through (every comparison with it
-// is false), and a huge timeout overflows the deadline's clock into the past, so that every
-// candidate would be recorded as timed out.
-CLI::Validator seconds_within(double low, double high) {
-  return CLI::Validator(
-      [low, high](std::string& text) -> std::string {
-        double s = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
-        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(s) || s < low || s > high)
-          return fmt::format("'{}' is not a number of seconds in [{}, {}]", text, low, high);
-        return {};
-      },
-      fmt::format("SECONDS in [{}, {}]", low, high));
-}
-
 void setup(CLI::App& app) {
   auto o = std::make_shared<SweepCliOptions>();
   auto* cmd = app.add_subcommand("sweep", "Verify and time every candidate of a space on a GPU into a database");
   add_space_options(*cmd, *o);
   cmd->add_option("--db", o->db, "Tuning database (SQLite; created when absent)")->required();
   cmd->add_option("--backend", o->backend, "cuda or hip (default: the first with a device)");
-  cmd->add_option("--device", o->device, "Device ordinal")->capture_default_str();
+  cmd->add_option("--device", o->device, "Device ordinal")->check(decimal_within(0, 1023))->capture_default_str();
   cmd->add_flag("--resume", o->resume, "Continue the latest compatible run in the database, skipping what it did");
   cmd->add_option("--budget", o->budget_s, "Start no candidate after this many seconds (0: no limit)")
       ->check(seconds_within(0, 1e7));

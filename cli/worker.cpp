@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "number_checks.hpp"
 #include "sweep/worker.hpp"
 #include "verb.hpp"
 
@@ -24,7 +25,8 @@ void setup(CLI::App& app) {
   auto* cmd = app.add_subcommand("worker", "Run candidates for a sweep (started by ktune sweep)");
   cmd->group("");  // hidden
   cmd->add_option("--backend", o->backend, "cuda or hip")->required();
-  cmd->add_option("--device", o->device, "Device ordinal; without it the worker only compiles");
+  cmd->add_option("--device", o->device, "Device ordinal; without it the worker only compiles")
+      ->check(decimal_within(0, 1023));
   cmd->add_option("--parent-pid", o->parent_pid, "The sweep's pid: a device worker that has another parent exits");
   cmd->callback([o] { run(*o); });
 }

@@ -131,6 +131,14 @@ TEST(DbCli, QueryWhereTakesLabelsAndRejectsUnknownOnes) {
   o = run_ktune_args({"query", "--db", db, "--kernel", "mla_decode", "--where", "kv_dtype=fp9"});
   EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("fp9"), HasSubstr("fp8_e4m3fnuz")));
+  // Without --kernel a misspelt field (an integer value: no label to resolve) would match no row.
+  for (const char* where : {"head=16", "head=bf16"}) {
+    o = run_ktune_args({"query", "--db", db, "--where", where});
+    EXPECT_EQ(o.status, 1) << where;
+    EXPECT_THAT(o.err, AllOf(HasSubstr("no kernel family has a key field 'head'"), HasSubstr("heads"))) << where;
+  }
+  o = run_ktune_args({"gaps", "--db", db, "--where", "head=16"});
+  EXPECT_EQ(o.status, 1);
   o = run_ktune_args({"query", "--db", db, "--status", "compile_error", "--format", "json"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out).size(), 1u);

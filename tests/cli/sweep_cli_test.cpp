@@ -1,7 +1,10 @@
-// `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead.
+// `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead; and
+// the numeric options of every verb, refused as they are read.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "cli_run.hpp"
 
@@ -42,6 +45,23 @@ TEST(SweepCli, TimeoutAndBudgetMustBeFiniteSecondsInRange) {
   // In range, the options pass (and the sweep goes on to look for a device).
   auto ok = run_ktune(sweep + "--timeout 0.5 --budget 0");
   EXPECT_FALSE(contains(ok.output, "is not a number of seconds")) << ok.output;
+}
+
+// CLI11 alone reads integers in base 0 ("010" would be device 8) and takes a negative --jobs of
+// `package`; each verb's integer options are refused unless decimal and in range.
+TEST(SweepCli, IntegerOptionsAreDecimalAndInRange) {
+  CliTempDir tmp;
+  const std::string db = " --db " + tmp.path() + "/t.db";
+  const std::vector<std::string> bads = {
+      "sweep --kernel mla_decode --device 010" + db, "bench --kernel mla_decode --config x --device 0x1",
+      "query --run 010" + db, "gaps --run -2" + db, "compile --kernel mla_decode --arch gfx90a --jobs -3",
+      "package --kernel mla_decode --arch gfx90a --out " + tmp.path() + "/pkg --jobs -3 --db /proc/self/exe"};
+  for (const auto& bad : bads) {
+    auto r = run_ktune(bad);
+    EXPECT_NE(r.status, 0) << bad << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "is not a decimal integer in [")) << bad << ": " << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/t.db"));
 }
 
 TEST(SweepCli, WorkerWithoutADeviceRefusesToStart) {
