@@ -128,11 +128,18 @@ constexpr std::size_t code_object_index(const Kernel& kernel) noexcept {
   return kCodeObjects.size();
 }
 )src";
-  if (std::any_of(t.arches[0].entries.begin(), t.arches[0].entries.end(), [](const Entry& e) { return e.kernel; }))
+  if (std::none_of(t.arches[0].entries.begin(), t.arches[0].entries.end(), [](const Entry& e) { return e.kernel; }))
     out += R"src(
+// A table of gaps alone (an arch brought up before any sweep): no kernel, so the dispatch header
+// has no kKernels; an empty one here, so that code reading the kernels of any package compiles.
+namespace detail {
+inline constexpr std::array<Kernel, 0> kKernels{};
+}  // namespace detail
+)src";
+  out += R"src(
 // code_object_index() of each detail::kKernels[i], computed once by the compiler.
 inline constexpr auto kKernelCodeObject = [] {
-  std::array<std::size_t, sizeof(detail::kKernels) / sizeof(detail::kKernels[0])> index{};
+  std::array<std::size_t, std::size(detail::kKernels)> index{};
   for (std::size_t i = 0; i < index.size(); ++i) index[i] = code_object_index(detail::kKernels[i]);
   return index;
 }();

@@ -168,6 +168,44 @@ TEST_P(PackageTest, HeadersCompileAndMapEachKernelToItsCodeObject) {
 
 INSTANTIATE_TEST_SUITE_P(Arches, PackageTest, ::testing::Values("sm_90a", "gfx90a"));
 
+// An arch with declared gaps alone (brought up before any sweep) is packaged like any other, and
+// its headers compile into the runtime's table (dispatch/runtime/package_table.cpp.in, configured
+// here as cmake/KtuneRuntimePackages.cmake does), which answers every key with its gap.
+TEST(PackageGapsOnly, TheRuntimeTableOfAPackageWithoutKernelsCompiles) {
+  using num::KvDtype;
+  MlaDb m;
+  m.declared_gap("gfx942", mla_key(16, 2, false, KvDtype::fp8_e4m3fn), "none");
+  TempDir out;
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("gfx942")),
+                               request("gfx942", out.path()));
+  EXPECT_TRUE(p.code_objects.empty());
+
+  std::string table = db::test::read_file(std::string(KTUNE_SOURCE_DIR) + "/dispatch/runtime/package_table.cpp.in");
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"@KTUNE_PACKAGE_NAME@", "mla_decode-gfx942"},
+           {"@KTUNE_PACKAGE_HEADER@", out.file("mla_decode_package.hpp")},
+           {"@KTUNE_FAMILY@", "mla_decode"},
+           {"@KTUNE_FAMILY_VARIABLE@", "kMlaDecode"},
+           {"@KTUNE_TABLE_FUNCTION@", "test_mla_decode_gfx942"}})
+    for (auto at = table.find(name); at != std::string::npos; at = table.find(name))
+      table.replace(at, name.size(), value);
+  table += R"(
+namespace ktune::runtime {
+namespace {
+constexpr d::Selection gap = d::select(d::kPackageArch, d::Key{16, 2, 0, d::KvDtype::fp8_e4m3fn, 32});
+static_assert(gap.kind == d::Selection::Kind::gap && gap.kernel == nullptr, "the declared gap");
+static_assert(kChoices.empty() && kObjects.empty());
+}  // namespace
+}  // namespace ktune::runtime
+)";
+  db::test::write_file(out.file("table.cpp"), table);
+  const auto built = shell(fmt::format("'{}' -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I'{}' -I'{}' '{}'",
+                                       KTUNE_CXX, KTUNE_SOURCE_DIR, std::string(KTUNE_SOURCE_DIR) +
+                                       "/dispatch/runtime/include", out.file("table.cpp")),
+                           out.file("table.log"));
+  EXPECT_EQ(built.status, 0) << built.output;
+}
+
 // The refusals need no compiler: they come before anything is compiled or written.
 std::string refusal(MlaDb& m, const PackageRequest& req) {
   try {
