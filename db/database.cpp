@@ -53,13 +53,23 @@ Run read_run(SQLite::Statement& q, int i) {
   return r;
 }
 
+// A stored parameter set, or an Error naming the row it is in (text that another tool wrote).
+Params stored_params(SQLite::Statement& q, int column, std::string_view table, int64_t id) {
+  const std::string text = q.getColumn(column).getString();
+  try {
+    return Params::parse_canonical(text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{} row {}, column {}: {}", table, id, q.getColumnName(column), e.what()));
+  }
+}
+
 Measurement read_measurement(SQLite::Statement& q, int i) {
   Measurement m;
   m.id = q.getColumn(i++).getInt64();
   m.run_id = q.getColumn(i++).getInt64();
-  m.key = Params::parse_canonical(q.getColumn(i++).getString());
-  m.config = Params::parse_canonical(q.getColumn(i++).getString());
-  m.shape = Params::parse_canonical(q.getColumn(i++).getString());
+  m.key = stored_params(q, i++, "measurements", m.id);
+  m.config = stored_params(q, i++, "measurements", m.id);
+  m.shape = stored_params(q, i++, "measurements", m.id);
   m.status = status_from_string(q.getColumn(i++).getString());
   m.median_us = zero_if_null(q.getColumn(i++));
   m.p10_us = zero_if_null(q.getColumn(i++));
@@ -81,7 +91,7 @@ Gap read_gap(SQLite::Statement& q, int i) {
   g.id = q.getColumn(i++).getInt64();
   g.family = q.getColumn(i++).getString();
   g.arch = q.getColumn(i++).getString();
-  g.key = Params::parse_canonical(q.getColumn(i++).getString());
+  g.key = stored_params(q, i++, "gaps", g.id);
   g.reason = gap_reason_from_string(q.getColumn(i++).getString());
   g.detail = q.getColumn(i++).getString();
   g.source = q.getColumn(i++).getString();
@@ -379,6 +389,11 @@ class SqliteDatabase final : public Database {
       return body();
     } catch (const SQLite::Exception& e) {
       throw Error(fmt::format("{}: {}: {}", path_, what, describe(e)));
+    } catch (const Error& e) {
+      // What the body says of the stored data (stored_params) gets the file and the operation;
+      // the body's own errors name them already.
+      if (std::string_view(e.what()).starts_with(path_)) throw;
+      throw Error(fmt::format("{}: {}: {}", path_, what, e.what()));
     }
   }
 

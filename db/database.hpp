@@ -2,7 +2,8 @@
 // The tuning database: typed access over SQLite (schema in db/schema.sql, migrations in
 // db/migrations.cpp). WAL + busy timeout so that several sweeps can share one file; foreign keys
 // on; every write is its own committed transaction, so a killed sweep loses at most the
-// candidate in flight.
+// candidate in flight (synchronous=NORMAL: an OS crash or power loss can also lose the commits
+// since the last WAL checkpoint, which FULL would prevent with a disk flush per measurement).
 #include <cstdint>
 #include <memory>
 #include <optional>

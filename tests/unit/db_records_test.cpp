@@ -213,6 +213,24 @@ TEST_F(DbRecords, RecordRejectsUntimedOkRowsAndUnknownRuns) {
   EXPECT_TRUE(db->measurements().empty());
 }
 
+// Key text that another tool wrote (no CHECK covers its form) is reported with the file, the
+// operation, the table, the row and the column.
+TEST_F(DbRecords, MalformedStoredKeysNameTheirRow) {
+  const auto run = db->begin_run(test::sample_run());
+  db->record(test::timed(run, test::key(16), test::config(64), 10));
+  db->add_gap(test::declared_gap("gfx942", test::key(32)));
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("UPDATE measurements SET config = 'rows=64 ' WHERE id = 1");
+    raw.exec("UPDATE gaps SET key = 'heads==32' WHERE id = 1");
+  }
+  EXPECT_THAT(error_of([&] { db->measurements(); }),
+              AllOf(HasSubstr(path), HasSubstr("reading measurements"), HasSubstr("measurements row 1, column config"),
+                    HasSubstr("rows=64 ")));
+  EXPECT_THAT(error_of([&] { db->gaps(); }),
+              AllOf(HasSubstr(path), HasSubstr("gaps row 1, column key"), HasSubstr("heads==32")));
+}
+
 TEST_F(DbRecords, MeasurementsFilterByKeyFieldsRunAndDevice) {
   const auto h200 = db->begin_run(test::sample_run());
   const auto mi300 = db->begin_run(test::sample_run("mla_decode", "AMD Instinct MI300X", "gfx942"));
