@@ -87,9 +87,13 @@ void check_header(const std::string& path) {
   auto first = read_raw_header(path);
   if (first.size == 0) return;  // an empty file is an empty database: schema version 0
   static constexpr char magic[] = "SQLite format 3";  // 16 bytes with the NUL
-  if (first.got < first.bytes.size() || std::memcmp(first.bytes.data(), magic, sizeof magic) != 0)
+  const bool starts_right = first.got >= sizeof magic && std::memcmp(first.bytes.data(), magic, sizeof magic) == 0;
+  if (!starts_right)
     throw Error(fmt::format("{}: file is not a database: it starts with '{}', not with the SQLite header '{}'", path,
                             printable(first.bytes.data(), std::min<size_t>(first.got, 16)), "SQLite format 3"));
+  if (first.got < first.bytes.size())
+    throw Error(fmt::format("{}: truncated: {} bytes, shorter than the {}-byte SQLite header", path, first.got,
+                            first.bytes.size()));
   const auto declared = declared_bytes(first);
   if (first.size >= declared || has_content(path + "-wal") || has_content(path + "-journal")) return;
   if (read_raw_header(path) != first) return;

@@ -106,6 +106,12 @@ TEST(DbOpen, TruncatedFileIsRejectedUnchanged) {
                   AllOf(HasSubstr(path), HasSubstr("truncated"), HasSubstr(fmt::format("the file has {} bytes", size))));
     EXPECT_EQ(test::fingerprint(path), before);
   }
+  // Cut inside the 100-byte header, after SQLite's magic: truncated, not "not a database".
+  const auto path = dir.file("header.db");
+  test::write_file(path, std::string_view(bytes).substr(0, 50));
+  for (bool read_only : {false, true})
+    EXPECT_THAT(test::open_error(path, false, read_only),
+                AllOf(HasSubstr(path), HasSubstr("truncated: 50 bytes, shorter than the 100-byte SQLite header")));
   EXPECT_EQ(test::open_error(good, false, true), "") << "the untruncated original must open";
 }
 
