@@ -17,7 +17,7 @@ bin=.devbin/probe
 probe_templates mla_decode_f16_tiles
 patch -s -p1 -d "$probe" <scripts/device/probes/mla_decode_f16_seesaw.patch || exit 1
 seesaw=$probe/templates
-timeout 240 "$bin/ktune_gpu_tests" --gtest_color=no --gtest_filter='*MlaDecodeCorrectness*' >"$out/f16_tiles_tests.txt" 2>&1
+timeout 150 "$bin/ktune_gpu_tests" --gtest_color=no --gtest_filter='*MlaDecodeCorrectness*' >"$out/f16_tiles_tests.txt" 2>&1
 echo "correctness suite: exit $?"; tail -n 3 "$out/f16_tiles_tests.txt"
 bf16="--kernel mla_decode --kv-dtype bf16"
 cases=$(mktemp)
@@ -36,5 +36,5 @@ EOC
 ss256="$bf16 --ctx 8192 --heads 12 --block-len 4 --causal 1 --batch 32 --config 'rows=64 keys=64 threads=256 stages=2 split=1 math=wgmma_ss'"
 echo "h12_l4c wgmma_ss 256 main | $ss256 --templates templates" >>"$cases"
 echo "h12_l4c wgmma_ss 256 | $ss256" >>"$cases"
-timeout 480 ./scripts/bench_ab.py "$cases" --rounds 3 --ktune "$bin/ktune" --json-out "$out/f16_tiles.jsonl" \
+timeout 420 ./scripts/bench_ab.py "$cases" --rounds 3 --ktune "$bin/ktune" --json-out "$out/f16_tiles.jsonl" \
   | tee "$out/f16_tiles.md"
