@@ -281,6 +281,9 @@ void run(const BenchOptions& o) {
   const auto given = given_fields(o, fam);
   const Params key = user_params(o, "--key", o.key, given, fam.key_fields(), "key");
   const Params shape = user_params(o, "--shape", o.shape, given, fam.shape_fields(), "shape", default_shape(fam));
+  if (auto why = fam.shape_unfit(key, shape))
+    throw Error(fmt::format("shape {} for key {}: {}", shape.pretty(fam.shape_fields()), key.pretty(fam.key_fields()),
+                            *why));
   if (o.config.empty() == o.db.empty()) {
     std::vector<std::string> items;
     for (const auto& spec : fam.config_fields()) items.push_back(spec.name + "=...");

@@ -69,6 +69,12 @@ TEST(BenchCli, KeyFieldsAreCheckedBeforeTheDevice) {
   auto shape = bench_config(kKey + " --shape 'pages=3'", kConfig);
   EXPECT_EQ(shape.status, 1) << shape.output;
   EXPECT_TRUE(contains(shape.output, "unknown shape field 'pages'")) << shape.output;
+
+  // Each field in range, the shape does not fit the key: a context shorter than the block.
+  auto unfit = bench_config("--heads 16 --block-len 4 --causal 0 --kv-dtype bf16 --batch 32 --ctx 2", kConfig);
+  EXPECT_EQ(unfit.status, 1) << unfit.output;
+  EXPECT_TRUE(contains(unfit.output, "ctx 2 is shorter than block_len 4")) << unfit.output;
+  EXPECT_FALSE(contains(unfit.output, "no GPU")) << "checked before the device: " << unfit.output;
 }
 
 TEST(BenchCli, ConfigIsCheckedBeforeTheDevice) {

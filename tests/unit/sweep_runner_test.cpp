@@ -196,6 +196,24 @@ TEST_F(SweepRunner, ConfigFiltersThatLeaveAKeyWithoutConfigsRecordNothing) {
   EXPECT_EQ(db->gaps()[0].reason, db::GapReason::no_config);
 }
 
+// A timing shape the family cannot draw for a key would fail every config of it, recorded as
+// verify failures and a gap: refused before anything is recorded.
+TEST_F(SweepRunner, AShapeThatDoesNotFitAKeyRecordsNothing) {
+  using ::testing::AllOf;
+  using ::testing::HasSubstr;
+  using ::testing::ThrowsMessage;
+  Space s = space({16, 32, 64}, {16});
+  s.shape.set("ctx", 20);
+  EXPECT_THAT([&] { sweep(s); },
+              ThrowsMessage<Error>(AllOf(HasSubstr("test: its [shape] (ctx=20 batch=4) does not fit 2 of the 3 keys"),
+                                         HasSubstr("heads=32"), HasSubstr("ctx 20 is below heads 32"),
+                                         HasSubstr("nothing was recorded"))));
+  EXPECT_TRUE(db->runs().empty());
+  EXPECT_TRUE(runs_requested().empty());
+  s.shape.set("ctx", 64);  // fits every key
+  EXPECT_EQ(sweep(s).ok, 3u);
+}
+
 TEST_F(SweepRunner, RankingFieldsMustBeKeyFieldsEachOnce) {
   using ::testing::ThrowsMessage;
   using ::testing::HasSubstr;

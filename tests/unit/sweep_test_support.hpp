@@ -168,6 +168,12 @@ class ToyFamily : public Family {
     return {static_cast<int>(config.at("rows")) * 4, 0};
   }
   std::vector<std::string> ranking_fields() const override { return ranking; }
+  // (A rule of the toy's own, for the sweep's refusal of a shape that does not fit a key.)
+  std::optional<std::string> shape_unfit(const Params& key, const Params& shape) const override {
+    if (shape.at("ctx") < key.at("heads"))
+      return fmt::format("ctx {} is below heads {}", shape.at("ctx"), key.at("heads"));
+    return std::nullopt;
+  }
   std::vector<Params> verify_shapes(const Params&) const override { return {Params{{"ctx", 7}, {"batch", 2}}}; }
   // The verification instance depends on heads only, so kv_dtype may be listed here.
   std::vector<std::string> fields_verification_ignores() const override { return verification_ignores; }

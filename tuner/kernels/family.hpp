@@ -114,6 +114,13 @@ class Family {
     return std::nullopt;
   }
   virtual LaunchInfo launch_info(const Params& key, const Params& config) const = 0;
+  // Why the timing shape `shape` cannot be set up for `key` (mla_decode: a context shorter than
+  // the block), or nullopt. The sweep refuses such a space and `bench` such a shape before they
+  // look for a device: found when the inputs are drawn, every config of the key would fail.
+  // Default: every shape fits.
+  virtual std::optional<std::string> shape_unfit(const Params& key, const Params& shape) const {
+    return std::nullopt;
+  }
   // True when a winner tuned for a larger value of key field `field` also serves smaller values
   // correctly, because the value is a run-time argument and the kernel masks the padding
   // (mla_decode: heads and block_len). The generated dispatcher then covers an untuned value with

@@ -134,6 +134,9 @@ class Sweep {
   // Throws when command-line filters of the configs leave keys with no config: recorded as
   // no_config gaps of a new run, they would hide those keys' winners of earlier runs.
   void refuse_filtered_gaps(const Plan& plan) const;
+  // Throws when the space's timing shape cannot be drawn for a key (Family::shape_unfit): every
+  // config of that key would be recorded as failing.
+  void refuse_unfit_shape(const Plan& plan) const;
   void start_worker_and_run();
   void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
   // Indices of k's configs in the order to run them: those the most similar earlier key of the
@@ -234,6 +237,18 @@ void Sweep::refuse_filtered_gaps(const Plan& plan) const {
       "(--where FIELD=...), or drop the filter (nothing was recorded)",
       fmt::join(space_.config_filters, " "), left.size(), plan.keys.size(), family_.name(), run_.arch,
       left.front()->key.pretty(family_.key_fields()), no_config_detail(*left.front(), run_.arch)));
+}
+
+void Sweep::refuse_unfit_shape(const Plan& plan) const {
+  size_t unfit = 0;
+  std::string first;
+  for (const auto& k : plan.keys)
+    if (auto why = family_.shape_unfit(k.key, space_.shape); why && unfit++ == 0)
+      first = fmt::format("{}: {}", k.key.pretty(family_.key_fields()), *why);
+  if (unfit > 0)
+    throw Error(fmt::format("{}: its [shape] ({}) does not fit {} of the {} keys (first: {}); nothing was recorded",
+                            space_.origin, space_.shape.pretty(family_.shape_fields()), unfit, plan.keys.size(),
+                            first));
 }
 
 void Sweep::start_worker_and_run() {
@@ -440,6 +455,7 @@ SweepSummary Sweep::run() {
   if (options_.resume) resume();
   const auto plan = build_plan(space_, target_limits(run_.arch), done_, options_.shard);
   refuse_filtered_gaps(plan);
+  refuse_unfit_shape(plan);
   plan_keys_ = &plan.keys;
   summary_.keys = plan.keys.size();
   summary_.candidates = plan.candidates;

@@ -230,6 +230,10 @@ class MlaDecodeFamily final : public Family {
     return {c.threads, shared_bytes(c, key_of(key).kv_dtype)};
   }
 
+  std::optional<std::string> shape_unfit(const Params& key, const Params& shape) const override {
+    return mla::shape_unfit(key_of(key), shape_of(shape));
+  }
+
   // H and L are run-time arguments of the kernel, which masks the padding rows.
   bool covers_larger(std::string_view field) const noexcept override {
     return field == "heads" || field == "block_len";

@@ -53,9 +53,7 @@ UninitVector<uint8_t> random_cache(num::KvDtype kv_dtype, size_t bytes, uint64_t
 }
 
 HostProblem make_problem(const Key& key, const Shape& shape, uint64_t seed, CacheContents contents) {
-  if (shape.ctx < key.block_len)
-    throw Error(fmt::format("mla_decode shape: ctx {} is shorter than block_len {} (kv_len includes the block)",
-                            shape.ctx, key.block_len));
+  if (auto why = shape_unfit(key, shape)) throw Error("mla_decode shape: " + *why);
   std::mt19937_64 rng(seed);
   const SplitMix values = values_of(seed);
 

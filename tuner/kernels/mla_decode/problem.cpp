@@ -68,6 +68,13 @@ Shape shape_of(const Params& p) {
                p.at("ragged") != 0};
 }
 
+std::optional<std::string> shape_unfit(const Key& key, const Shape& shape) {
+  if (shape.ctx < key.block_len)
+    return fmt::format("ctx {} is shorter than block_len {} (the context includes the block)", shape.ctx,
+                       key.block_len);
+  return std::nullopt;
+}
+
 Params to_params(const Key& k) {
   return Params{{"heads", k.heads},
                 {"block_len", k.block_len},

@@ -1,6 +1,7 @@
 #pragma once
 // The mla_decode family's fields (problem key, tuning config, timing shape) and their typed
 // forms, so that the rest of the family reads `key.heads` instead of looking names up.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct Shape {
 Key key_of(const Params& p);
 Config config_of(const Params& p);
 Shape shape_of(const Params& p);
+// Why `shape` cannot be drawn for `key` (a context shorter than the block it includes), or nullopt.
+std::optional<std::string> shape_unfit(const Key& key, const Shape& shape);
 
 Params to_params(const Key& k);
 Params to_params(const Config& c);
