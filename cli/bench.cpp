@@ -360,8 +360,9 @@ void setup(CLI::App& app) {
                   "Timing shape as \"name=value ...\" (or one option per shape field below); fields not given take "
                   "the family's default space's values");
   cmd->add_option("--config", o->config, "Config to time, e.g. \"rows=32 keys=32 threads=256 stages=2 split=2 math=simt\"");
-  cmd->add_option("--db", o->db, "Time the database's winner for the key instead (exact key, dispatch table rules)");
-  cmd->add_flag("--allow-stale", o->allow_stale, "With --db: accept a winner tuned with other templates");
+  auto* db = cmd->add_option("--db", o->db,
+                             "Time the database's winner for the key instead (exact key, dispatch table rules)");
+  cmd->add_flag("--allow-stale", o->allow_stale, "With --db: accept a winner tuned with other templates")->needs(db);
   cmd->add_option("--arch", o->arch, "Check the config against this target before looking for a device; must be the device's");
   cmd->add_option("--backend", o->backend, "cuda or hip (default: the first with a device)");
   cmd->add_option("--device", o->device, "Device ordinal")->check(decimal_within(0, 1023))->capture_default_str();
@@ -369,8 +370,9 @@ void setup(CLI::App& app) {
   cmd->add_flag("--no-verify", o->no_verify, "Time without verifying first (the output says so)");
   cmd->add_flag("--force", o->force,
                 "Time a config the family prunes for the key (it may fail to compile or launch; the output says so)");
-  cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR, else ~/.cache/ktune)");
-  cmd->add_flag("--no-cache", o->no_cache, "Compile; read and write no cache");
+  auto* cache_dir =
+      cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR, else ~/.cache/ktune)");
+  cmd->add_flag("--no-cache", o->no_cache, "Compile; read and write no cache")->excludes(cache_dir);
   add_field_options(*cmd, *o);
   cmd->callback([o] { run(*o); });
 }

@@ -158,11 +158,14 @@ void setup(CLI::App& app) {
   auto o = std::make_shared<DevicesOptions>();
   auto* cmd = app.add_subcommand(
       "devices", "List backends, compilers, runtimes and devices (with copy bandwidth and matrix-core throughput)");
-  cmd->add_flag("--json", o->json, "Print JSON instead of a table");
+  auto* json = cmd->add_flag("--json", o->json, "Print JSON instead of a table");
   cmd->add_flag("--no-bandwidth", o->no_bandwidth,
                 "Skip the measurements: device-to-device copy bandwidth and matrix-core throughput");
-  auto* arch = cmd->add_flag("--first-arch", o->first_arch, "Print only the first device's arch (nothing without a device)");
-  cmd->add_flag("--first-slug", o->first_slug, "Print only a directory name for the first device")->excludes(arch);
+  auto* arch = cmd->add_flag("--first-arch", o->first_arch, "Print only the first device's arch (nothing without a device)")
+                   ->excludes(json);
+  cmd->add_flag("--first-slug", o->first_slug, "Print only a directory name for the first device")
+      ->excludes(arch)
+      ->excludes(json);
   cmd->callback([o] { run_devices(*o); });
 }
 

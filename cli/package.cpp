@@ -67,8 +67,9 @@ void setup(CLI::App& app) {
                 "Use results measured with other templates than the current ones (template hash differs)");
   cmd->add_option("--out", o->out, "Package directory to write (created when absent)")->required();
   cmd->add_option("--jobs", o->jobs, "Compiling threads (default: one per core)")->check(decimal_within(0, 4096));
-  cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR or ~/.cache/ktune)");
-  cmd->add_flag("--no-cache", o->no_cache, "Compile everything, store nothing");
+  auto* cache_dir =
+      cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR or ~/.cache/ktune)");
+  cmd->add_flag("--no-cache", o->no_cache, "Compile everything, store nothing")->excludes(cache_dir);
   cmd->callback([o] { run_package(*o); });
 }
 

@@ -1,9 +1,10 @@
 // `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead; and
-// the numeric options of every verb, refused as they are read.
+// the options of every verb that are refused as they are read (numbers, contradictions).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_run.hpp"
@@ -62,6 +63,22 @@ TEST(SweepCli, IntegerOptionsAreDecimalAndInRange) {
     EXPECT_TRUE(contains(r.output, "is not a decimal integer in [")) << bad << ": " << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/t.db"));
+}
+
+// Options that contradict each other, or one that cannot mean what it says, were taken silently.
+TEST(SweepCli, ContradictoryOptionsAreRefused) {
+  CliTempDir tmp;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"bench --kernel mla_decode --config x --allow-stale", "--allow-stale requires --db"},
+      {"devices --no-bandwidth --first-arch --json", "excludes --first-arch"},
+      {"devices --no-bandwidth --first-slug --json", "excludes --first-slug"},
+      {"compile --kernel mla_decode --arch gfx90a --no-cache --cache-dir " + tmp.path(), "excludes --no-cache"},
+      {"compile --kernel mla_decode --arch gfx90a --space " + tmp.path(), "is a directory; give a TOML file"}};
+  for (const auto& [args, says] : cases) {
+    auto r = run_ktune(args);
+    EXPECT_NE(r.status, 0) << args << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, says)) << args << ": " << r.output;
+  }
 }
 
 TEST(SweepCli, WorkerWithoutADeviceRefusesToStart) {

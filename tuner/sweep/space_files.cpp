@@ -1,6 +1,7 @@
 // Finding a space by name: the built-in spaces embedded in the binary, or a file. Apart from
 // the parser (space.cpp), so that what links the parser alone (tests/fuzz) needs no embedded files.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -28,6 +29,10 @@ Space load_space(std::string_view name_or_path, const Family& family) {
                                                    family.name(), path),
                            family);
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::string(name_or_path), ec))
+    throw Error(fmt::format("space '{}' is a directory; give a TOML file or a built-in space of {}", name_or_path,
+                            family.name()));
   std::ifstream f{std::string(name_or_path)};
   if (!f) {
     auto names = builtin_spaces(family.name());
