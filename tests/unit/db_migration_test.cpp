@@ -86,6 +86,35 @@ TEST(DbMigration, HandBuiltOlderFileMigratesKeepingItsRows) {
   EXPECT_EQ(q.getColumn(2).getString(), "migrated");
 }
 
+// A step that rebuilds a table the usual SQLite way (a new one, the rows copied, the old one
+// dropped, the new one renamed) keeps the rows that refer to it: foreign keys, whose ON DELETE
+// CASCADE would follow the drop, are switched on only after migrating.
+TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
+  test::TempDir dir;
+  const auto path = dir.file("v1.db");
+  write_v1_by_hand(path);
+  std::string create, drop_views, create_views;  // (the views name runs: dropped and made again)
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    create = raw.execAndGet("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").getString();
+    SQLite::Statement views(raw, "SELECT name, sql FROM sqlite_master WHERE type = 'view'");
+    while (views.executeStep()) {
+      drop_views += fmt::format("DROP VIEW {}; ", views.getColumn(0).getString());
+      create_views += views.getColumn(1).getString() + "; ";
+    }
+  }
+  const std::string head = "CREATE TABLE runs";
+  ASSERT_EQ(create.rfind(head, 0), 0u) << create;
+  const std::string rebuild = drop_views + "CREATE TABLE runs_new" + create.substr(head.size()) +
+                              "; INSERT INTO runs_new SELECT * FROM runs; DROP TABLE runs; "
+                              "ALTER TABLE runs_new RENAME TO runs; " + create_views;
+  const Migration rebuild_runs = {Database::current_schema_version() + 1, "runs rebuilt", rebuild};
+  auto c = open_connection(path, Access::read_write, steps_plus({rebuild_runs}));
+  EXPECT_EQ(read_schema_version(c, path), rebuild_runs.version);
+  EXPECT_EQ(count(c, "runs"), 1);
+  EXPECT_EQ(count(c, "measurements"), 1) << "the drop of the old runs cascaded";
+}
+
 TEST(DbMigration, FileMigratedByANewerKtuneIsRefusedByThisOne) {
   test::TempDir dir;
   const auto path = dir.file("v2.db");
