@@ -53,13 +53,18 @@ Run read_run(SQLite::Statement& q, int i) {
   return r;
 }
 
-// A stored parameter set, or an Error naming the row it is in (text that another tool wrote).
+// Stored text that does not parse (another tool wrote it): guard() adds the file and operation.
+struct MalformedRow : Error {
+  using Error::Error;
+};
+
+// A stored parameter set, or MalformedRow naming the row it is in.
 Params stored_params(SQLite::Statement& q, int column, std::string_view table, int64_t id) {
   const std::string text = q.getColumn(column).getString();
   try {
     return Params::parse_canonical(text);
   } catch (const Error& e) {
-    throw Error(fmt::format("{} row {}, column {}: {}", table, id, q.getColumnName(column), e.what()));
+    throw MalformedRow(fmt::format("{} row {}, column {}: {}", table, id, q.getColumnName(column), e.what()));
   }
 }
 
@@ -389,10 +394,7 @@ class SqliteDatabase final : public Database {
       return body();
     } catch (const SQLite::Exception& e) {
       throw Error(fmt::format("{}: {}: {}", path_, what, describe(e)));
-    } catch (const Error& e) {
-      // What the body says of the stored data (stored_params) gets the file and the operation;
-      // the body's own errors name them already.
-      if (std::string_view(e.what()).starts_with(path_)) throw;
+    } catch (const MalformedRow& e) {
       throw Error(fmt::format("{}: {}: {}", path_, what, e.what()));
     }
   }
