@@ -118,14 +118,18 @@ ktune_status ktune_runtime_override_status(ktune_result* out) {
 }
 
 const char* ktune_runtime_info(void) {
-  static const std::string info = [] {
-    std::vector<std::string> packages;
-    for (const auto* t : ktune::runtime::compiled_tables())
-      packages.push_back(fmt::format("{} package for {} ({}, template hash {})", t->family->name, t->arch,
-                                     t->compiler, t->template_hash));
-    return fmt::format("ktune {}: {}", KTUNE_VERSION, fmt::join(packages, "; "));
-  }();
-  return info.c_str();
+  try {  // (an initialiser that throws is run again by the next call)
+    static const std::string info = [] {
+      std::vector<std::string> packages;
+      for (const auto* t : ktune::runtime::compiled_tables())
+        packages.push_back(fmt::format("{} package for {} ({}, template hash {})", t->family->name, t->arch,
+                                       t->compiler, t->template_hash));
+      return fmt::format("ktune {}: {}", KTUNE_VERSION, fmt::join(packages, "; "));
+    }();
+    return info.c_str();
+  } catch (const std::exception&) {
+    return "ktune " KTUNE_VERSION ": out of memory listing the packages";
+  }
 }
 
 const char* ktune_status_name(ktune_status status) {

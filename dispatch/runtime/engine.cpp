@@ -92,8 +92,8 @@ const OverrideTable* Engine::override_table(const RuntimeFamily& family) noexcep
       if (hash.empty()) hash = jit::template_hash(ktune::family(family.name).template_file());
       o.table = OverrideTable::read(*setup_.override_db, family, hash, setup_.tables);
     } catch (const std::exception& e) {
-      o.error = fmt::format("KTUNE_DB={} refused for {}, the compiled-in table serves instead: {}",
-                            *setup_.override_db, family.name, e.what());
+      o.error = Message("KTUNE_DB={} refused for {}, the compiled-in table serves instead: {}", *setup_.override_db,
+                        family.name, e.what());
     }
   });
   return o.table.get();
@@ -154,8 +154,8 @@ ktune_status Engine::override_status(ktune_result& out) noexcept {
     for (const RuntimeFamily* f : families()) {
       if (const auto* table = override_table(*f))
         in_use.push_back(table->summary());
-      else if (const auto& error = overrides_[f->index].error; !error.empty())
-        refused.push_back(error);
+      else if (const std::string_view error = overrides_[f->index].error; !error.empty())
+        refused.emplace_back(error);
       else
         absent.emplace_back(f->name);
     }
@@ -198,7 +198,7 @@ ktune_status Engine::load(const RuntimeFamily& family, const Selected& s, Loaded
     }
     if (!family.takes_runtime_arguments(*object))
       return stop(KTUNE_NO_CODE_OBJECT,
-                  fmt::format("the kernel {} does not take the arguments this runtime passes: rebuild ktune_runtime "
+                  Message("the kernel {} does not take the arguments this runtime passes: rebuild ktune_runtime "
                               "with the ktune that made the package",
                               object->symbols[0]));
     kernels = cache_.get(*s.current.api, *s.current.device, *object, static_cast<size_t>(kc.shared_bytes));
@@ -210,7 +210,8 @@ ktune_status Engine::load(const RuntimeFamily& family, const Selected& s, Loaded
   return s.choice.status;
 }
 
-std::string Engine::precondition_violated(const RuntimeFamily& family, const Values& key, const KernelChoice& kernel) {
+std::string_view Engine::precondition_violated(const RuntimeFamily& family, const Values& key,
+                                               const KernelChoice& kernel, std::string& scratch) {
   const auto id = std::make_pair(&kernel, key);
   {
     std::shared_lock lock(preconditions_mutex_);
@@ -219,10 +220,10 @@ std::string Engine::precondition_violated(const RuntimeFamily& family, const Val
   Params key_params, config_params;
   for (size_t i = 0; i < family.key_fields.size(); ++i) key_params.set(family.key_fields[i], key[i]);
   for (size_t i = 0; i < family.config_fields.size(); ++i) config_params.set(family.config_fields[i], kernel.config[i]);
-  std::string why = ktune::family(family.name).precondition_violated(key_params, config_params).value_or("");
+  scratch = ktune::family(family.name).precondition_violated(key_params, config_params).value_or("");
   std::unique_lock lock(preconditions_mutex_);
-  if (preconditions_.size() >= kRememberedPreconditions) return why;
-  return preconditions_.emplace(id, std::move(why)).first->second;
+  if (preconditions_.size() >= kRememberedPreconditions) return scratch;
+  return preconditions_.emplace(id, std::move(scratch)).first->second;  // map nodes stay put
 }
 
 size_t Engine::remembered_preconditions() {

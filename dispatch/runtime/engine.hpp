@@ -23,6 +23,7 @@
 #include "dispatch/runtime/family.hpp"
 #include "dispatch/runtime/gpu_api.hpp"
 #include "dispatch/runtime/jit_code_objects.hpp"
+#include "dispatch/runtime/message.hpp"
 #include "dispatch/runtime/override_table.hpp"
 #include "ktune/runtime.h"
 
@@ -102,8 +103,10 @@ class Engine {
   // family), or an empty string. Pure, so remembered per (kernel, key): building the family's
   // Params costs more than a launch. At most kRememberedPreconditions answers are kept: a key
   // holds run-time sizes (tokens, batch), and a serving process sees many of them; beyond the
-  // bound an answer is worked out again at each call.
-  std::string precondition_violated(const RuntimeFamily& family, const Values& key, const KernelChoice& kernel);
+  // bound an answer is worked out again at each call, into `scratch`. A remembered answer is
+  // viewed, not copied: a call that breaks a precondition is refused without allocating.
+  std::string_view precondition_violated(const RuntimeFamily& family, const Values& key, const KernelChoice& kernel,
+                                         std::string& scratch);
   // Launches `kernels[i]` with `launches[i]` and `args[i]`, in order.
   ktune_status launch(const Selected& s, const LoadedKernels& kernels, std::span<const Launch> launches,
                       void* stream, void** const* args, ktune_result& out, int splits = 0) noexcept;
@@ -111,7 +114,7 @@ class Engine {
   struct Override {
     std::once_flag once;
     std::unique_ptr<OverrideTable> table;
-    std::string error;
+    Message error;  // why KTUNE_DB was refused; a fixed buffer, so that recording it cannot throw out of call_once
   };
 
   Setup setup_;

@@ -1,9 +1,8 @@
 // mla_decode through the engine: its key, its split-KV plan and workspace, and its launch as
 // tuner/kernels/mla_decode/instance.cpp does it (the main kernel, then the combine pass when the
 // keys are split).
-#include <fmt/format.h>
-
 #include "dispatch/runtime/engine.hpp"
+#include "dispatch/runtime/message.hpp"
 #include "kernels/mla_decode/problem.hpp"
 #include "kernels/mla_decode/reference.hpp"
 #include "kernels/mla_decode/split_policy.hpp"
@@ -52,7 +51,7 @@ ktune_status check_shape(const ktune_mla_decode_args& a, ktune_result& out) {
   if (k.heads < 1 || k.block_len < 1 || k.batch < 1 || a.page_size < 1 || a.max_pages < 1 ||
       a.max_kv_len < k.block_len)
     return report(&out, KTUNE_INVALID_ARGUMENT,
-                  fmt::format("need heads, block_len, batch, page_size, max_pages >= 1 and max_kv_len >= block_len; "
+                  Message("need heads, block_len, batch, page_size, max_pages >= 1 and max_kv_len >= block_len; "
                               "got heads={} block_len={} batch={} page_size={} max_pages={} max_kv_len={}",
                               k.heads, k.block_len, k.batch, a.page_size, a.max_pages, a.max_kv_len));
   return KTUNE_OK;
@@ -93,7 +92,7 @@ ktune_status Engine::mla_decode(const ktune_mla_decode_args& a, ktune_result& ou
   const size_t workspace_bytes = workspace_for(a.key, splits);
   if (a.workspace_bytes < workspace_bytes || (workspace_bytes > 0 && a.workspace == nullptr))
     return report(&out, KTUNE_INVALID_ARGUMENT,
-                  fmt::format("this launch splits the keys {} ways and needs {} bytes of workspace, got {} at {} "
+                  Message("this launch splits the keys {} ways and needs {} bytes of workspace, got {} at {} "
                               "(ask ktune_mla_decode_workspace_size)",
                               splits, workspace_bytes, a.workspace_bytes, a.workspace),
                   &s.choice, splits, s.from_override);

@@ -2,11 +2,10 @@
 // the call, the unfused baseline's workspace, and its launch as tuner/kernels/qk_rope_cache/
 // instance.cpp does it (the fused kernel, or the unfused sequence: rope, cache write, concat, and
 // quantise for an fp8 q_out).
-#include <fmt/format.h>
-
 #include <cmath>
 
 #include "dispatch/runtime/engine.hpp"
+#include "dispatch/runtime/message.hpp"
 #include "kernels/qk_rope_cache/problem.hpp"
 #include "kernels/qk_rope_cache/reference.hpp"
 
@@ -69,7 +68,7 @@ ktune_status check_shape(const ktune_qk_rope_cache_args& a, ktune_result& out) {
   if (k.heads < 1 || k.tokens < 1 || a.table_rows < 1 || !(a.k_scale > 0) || !(a.q_scale > 0) ||
       !std::isfinite(a.k_scale) || !std::isfinite(a.q_scale))
     return report(&out, KTUNE_INVALID_ARGUMENT,
-                  fmt::format("need heads, tokens, table_rows >= 1 and finite k_scale, q_scale > 0; got heads={} "
+                  Message("need heads, tokens, table_rows >= 1 and finite k_scale, q_scale > 0; got heads={} "
                               "tokens={} table_rows={} k_scale={} q_scale={}",
                               k.heads, k.tokens, a.table_rows, a.k_scale, a.q_scale));
   return KTUNE_OK;
@@ -110,9 +109,10 @@ ktune_status Engine::qk_rope_cache(const ktune_qk_rope_cache_args& a, ktune_resu
   const KernelChoice& kc = *s.choice.kernel;
   Workspace w;
   try {
-    if (const auto why = precondition_violated(kQkRopeCache, precondition_key(a), kc); !why.empty())
+    std::string scratch;
+    if (const auto why = precondition_violated(kQkRopeCache, precondition_key(a), kc, scratch); !why.empty())
       return report(&out, KTUNE_INVALID_ARGUMENT,
-                    fmt::format("the selected kernel {} cannot serve this call: {} (table_rows={}; an identity rope "
+                    Message("the selected kernel {} cannot serve this call: {} (table_rows={}; an identity rope "
                                 "calls with key rope=1)",
                                 kc.name_expressions[0], why, a.table_rows),
                     &s.choice, 0, s.from_override);
@@ -122,14 +122,14 @@ ktune_status Engine::qk_rope_cache(const ktune_qk_rope_cache_args& a, ktune_resu
   }
   if (a.workspace_bytes < w.bytes || (w.bytes > 0 && a.workspace == nullptr))
     return report(&out, KTUNE_INVALID_ARGUMENT,
-                  fmt::format("the selected kernel is the unfused baseline, which needs {} bytes of workspace, got {} "
+                  Message("the selected kernel is the unfused baseline, which needs {} bytes of workspace, got {} "
                               "at {} (ask ktune_qk_rope_cache_workspace_size)",
                               w.bytes, a.workspace_bytes, a.workspace),
                   &s.choice, 0, s.from_override);
   const size_t kernel_count = kc.config[kFused] != 0 ? 1 : unfused_kernels(a.key);
   if (kc.name_expression_count != kernel_count)
     return report(&out, KTUNE_NO_CODE_OBJECT,
-                  fmt::format("the selected kernel holds {} kernels, this call launches {}", kc.name_expression_count,
+                  Message("the selected kernel holds {} kernels, this call launches {}", kc.name_expression_count,
                               kernel_count),
                   &s.choice, 0, s.from_override);
   LoadedKernels kernels;

@@ -20,27 +20,10 @@ using test::rope_args;
 // and identity.
 constexpr ktune_qk_rope_cache_key kFull{16, 1, 0, 0, 1, 64};
 constexpr ktune_qk_rope_cache_key kIdentity{16, 1, 0, 1, 1, 64};
-constexpr size_t kLayout = 0, kTokensPerCta = 2, kThreads = 3, kClamp = 4, kFused = 5;
-
-const KernelChoice& compiled_kernel(const ktune_qk_rope_cache_key& k) {
-  const Choice c = test::sm90_table(kQkRopeCache).select(key_values(k).data());
-  if (c.kernel == nullptr) throw Error("the compiled qk_rope_cache table has no kernel for the test key");
-  return *c.kernel;
-}
-
-// A tuned full-rope key whose winner trusts its positions (no clamp): the key whose calls with a
-// 1-row table the runtime must refuse. Which keys these are depends on the sweep (6 of the 8 in the
-// committed H200 smoke sweep); a table without one would leave the refusal untested, so the tests
-// fail rather than skip.
-ktune_qk_rope_cache_key non_clamping_full_key() {
-  for (int64_t heads : {16, 128})
-    for (int64_t q_dtype : {0, 1})
-      for (int64_t tokens : {64, 4096}) {
-        const ktune_qk_rope_cache_key k{heads, 1, q_dtype, 0, 1, tokens};
-        if (compiled_kernel(k).config[kClamp] == 0) return k;
-      }
-  throw Error("every full-rope winner of the compiled qk_rope_cache table clamps: no call to refuse");
-}
+constexpr size_t kLayout = 0, kTokensPerCta = 2, kThreads = 3, kFused = 5;
+using test::compiled_kernel;
+using test::kClamp;
+using test::non_clamping_full_key;
 
 TEST(RuntimeRope, LaunchesTheFusedKernelWithItsGeometry) {
   FakeApi* api = nullptr;

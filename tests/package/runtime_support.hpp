@@ -168,4 +168,27 @@ inline ktune_qk_rope_cache_args rope_args(ktune_qk_rope_cache_key key, int64_t t
   return a;
 }
 
+inline constexpr size_t kClamp = 4;  // qk_rope_cache config field
+
+// The kernel of the compiled-in sm_90a qk_rope_cache table for `k`, a tuned key.
+inline const KernelChoice& compiled_kernel(const ktune_qk_rope_cache_key& k) {
+  const Choice c = sm90_table(kQkRopeCache).select(key_values(k).data());
+  if (c.kernel == nullptr) throw Error("the compiled qk_rope_cache table has no kernel for the test key");
+  return *c.kernel;
+}
+
+// A tuned full-rope key whose winner trusts its positions (no clamp): the key whose calls with a
+// 1-row table the runtime must refuse. Which keys these are depends on the sweep (6 of the 8 in the
+// committed H200 smoke sweep); a table without one would leave the refusal untested, so the tests
+// fail rather than skip.
+inline ktune_qk_rope_cache_key non_clamping_full_key() {
+  for (int64_t heads : {16, 128})
+    for (int64_t q_dtype : {0, 1})
+      for (int64_t tokens : {64, 4096}) {
+        const ktune_qk_rope_cache_key k{heads, 1, q_dtype, 0, 1, tokens};
+        if (compiled_kernel(k).config[kClamp] == 0) return k;
+      }
+  throw Error("every full-rope winner of the compiled qk_rope_cache table clamps: no call to refuse");
+}
+
 }  // namespace ktune::runtime::test

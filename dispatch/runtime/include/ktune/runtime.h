@@ -3,7 +3,9 @@
  * mla_decode (paged MLA decode attention) and qk_rope_cache (fused QK-RoPE + KV-cache write +
  * query quantisation). Every call returns a status and never aborts: a gap, an untuned key, a
  * missing device or code object, a refused override database, a call that breaks a kernel's
- * precondition are statuses with a message. Thread-safe. C89-compatible declarations, so that
+ * precondition are statuses with a message. Out of memory too: bad arguments keep their status
+ * and message, and a launch of a key whose kernels this process has loaded on the device
+ * allocates nothing at all. Thread-safe. C89-compatible declarations, so that
  * ctypes (Python) and other languages can call it; ktune/runtime.hpp is the C++ view.
  *
  * Where things come from:

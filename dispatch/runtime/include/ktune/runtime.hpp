@@ -44,9 +44,15 @@ struct Result {
 };
 
 namespace runtime_detail {
-inline Result to_result(const ktune_result& r) {
-  return {static_cast<Status>(r.status), r.message, r.has_fallback_key != 0, r.fallback_key, r.splits,
-          r.from_override != 0};
+// When memory has run out the message stays empty: the status still stands.
+inline Result to_result(const ktune_result& r) noexcept {
+  Result result{static_cast<Status>(r.status), {}, r.has_fallback_key != 0, r.fallback_key, r.splits,
+                r.from_override != 0};
+  try {
+    result.message = r.message;
+  } catch (...) {
+  }
+  return result;
 }
 // Calls one of the C functions, whose last parameter is the result, and converts that result.
 template <class F, class... Args>
