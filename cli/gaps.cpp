@@ -1,12 +1,15 @@
 // `ktune gaps` lists the problem keys without a kernel; `ktune gap add|rm` declares or withdraws
 // a known gap (a key some library lacks, with the fallback a dispatcher should take).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "db/database.hpp"
+#include "dispatch/table.hpp"
 #include "db_options.hpp"
 #include "db_output.hpp"
 #include "verb.hpp"
@@ -64,6 +67,33 @@ struct GapOptions {
   std::string note;
 };
 
+// A fallback that leads back to the gap, directly or through other gaps, as codegen would
+// select each fallback: callers that follow fallbacks would go round for ever, and codegen would
+// refuse the database. Checked before the database is opened for writing (a refused gap on a new
+// path leaves no file).
+void refuse_fallback_loop(const GapOptions& o, const db::Gap& g) {
+  if (g.fallback == "none") return;
+  std::vector<db::Winner> winners;
+  std::vector<db::Gap> gaps;
+  if (std::filesystem::exists(o.db)) {
+    auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
+    db::Filter filter;
+    filter.family = g.family;
+    filter.arch = g.arch;
+    winners = db->winners(filter);
+    gaps = db->gaps(filter);
+  }
+  const auto& fam = family(g.family);
+  const auto loop = dispatch::declared_fallback_loop(fam, winners, gaps, g);
+  if (loop.empty()) return;
+  std::vector<std::string> steps;
+  for (const auto& k : loop) steps.push_back("{" + k.pretty(fam.key_fields()) + "}");
+  steps.push_back(steps.front());
+  throw Error(fmt::format("--fallback \"{}\" closes a loop of fallbacks of {} on {}: {}; a caller that follows "
+                          "fallbacks would never stop (fall back to a key with a kernel, or to none)",
+                          o.fallback, g.family, g.arch, fmt::join(steps, " -> ")));
+}
+
 void add_gap(const GapOptions& o) {
   const auto& fields = family(o.kernel).key_fields();
   target_limits(o.arch);  // throws for an arch ktune does not know, listing those it does
@@ -76,11 +106,8 @@ void add_gap(const GapOptions& o) {
   g.reason = db::GapReason::declared;
   g.source = o.source;
   g.fallback = o.fallback == "none" ? o.fallback : key_option("--fallback", o.fallback, fields).canonical();
-  if (g.fallback == g.key.canonical())
-    throw Error(fmt::format("--fallback \"{}\" is the gap's own key: a caller that takes the fallback would ask for "
-                            "the same gap again",
-                            o.fallback));
   g.fallback_note = o.note;
+  refuse_fallback_loop(o, g);
   auto db = db::Database::open(o.db, /*create=*/true);
   const auto id = db->add_gap(g);
   if (!globals().quiet)

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "common/error.hpp"
+#include "dispatch/row_select.hpp"
 #include "dispatch/validators.hpp"
 
 namespace ktune::dispatch {
@@ -181,10 +182,63 @@ Table build_table(db::Database& db, const Family& family, const Request& request
     if (family.covers_larger(f.name)) t.covering_fields.push_back(f.name);
   t.bucket_field = std::string(family.bucket_field());
   t.request = request;
+  const auto rules = SelectRules::of(family);
   for (const auto& arch : arches_of(db, family, request))
-    if (auto a = build_arch(db, family, request, arch)) t.arches.push_back(std::move(*a));
+    if (auto a = build_arch(db, family, request, arch)) {
+      if (auto cycle = fallback_cycle(rules, select_rows(rules, *a)); !cycle.empty())
+        throw fallback_cycle_error(t, *a, cycle);
+      t.arches.push_back(std::move(*a));
+    }
   if (t.arches.empty()) throw nothing_to_generate(db, family.name(), request);
   return t;
+}
+
+std::vector<Params> declared_fallback_loop(const Family& family, const std::vector<db::Winner>& winners,
+                                           const std::vector<db::Gap>& gaps, const db::Gap& added) {
+  auto fits = [&](const Params& key) {  // rows of an older key layout are build_table's to refuse
+    try {
+      validate(key, family.key_fields(), "key");
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  std::set<Params> with_kernel, measured;
+  for (const auto& w : winners)
+    if (w.run.arch == added.arch && fits(w.m.key)) with_kernel.insert(w.m.key);
+  std::map<Params, std::vector<const db::Gap*>> declared;
+  for (const auto& g : gaps) {
+    if (g.arch != added.arch || !fits(g.key) || with_kernel.count(g.key)) continue;
+    if (g.run_id)
+      measured.insert(g.key);
+    else if (!(g.key == added.key && g.source == added.source))  // `added` replaces it
+      declared[g.key].push_back(&g);
+  }
+  declared[added.key].push_back(&added);
+
+  const auto rules = SelectRules::of(family);
+  std::vector<SelectRow> rows;
+  std::vector<const Params*> keys;
+  for (const auto& k : with_kernel) {
+    rows.emplace_back(rules, values_of(k), true);
+    keys.push_back(&k);
+  }
+  for (const auto& [k, ds] : declared) {
+    const db::Gap& d = *choose_declared(ds);
+    std::optional<std::vector<int64_t>> fallback;
+    if (!d.fallback.empty() && d.fallback != "none")
+      if (const auto f = Params::parse_canonical(d.fallback); fits(f)) fallback = values_of(f);
+    rows.emplace_back(rules, values_of(k), false, std::move(fallback));
+    keys.push_back(&k);
+  }
+  for (const auto& k : measured)
+    if (!declared.count(k)) {
+      rows.emplace_back(rules, values_of(k), false);
+      keys.push_back(&k);
+    }
+  std::vector<Params> loop;
+  for (size_t i : fallback_cycle(rules, rows)) loop.push_back(*keys[i]);
+  return loop;
 }
 
 }  // namespace ktune::dispatch

@@ -28,6 +28,9 @@
 //    positions), so that a row that breaks one (written by an older family, or by hand) never
 //    reaches a dispatcher. Rules about fit and speed (the rest of Family::infeasible) may change
 //    between sweeps and are not re-checked.
+//  - fallback: following the gaps' fallbacks, each selected as a caller's next call would be
+//    (dispatch/row_select.hpp), must end at a kernel, a gap without a fallback or an unsupported
+//    key; gaps that fall back to one another in a loop are refused, naming the loop.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -98,6 +101,14 @@ struct Table {
   std::vector<ArchTable> arches;             // sorted by arch, none empty
   Request request;                           // what the table was built from
 };
+
+// The loop the gaps' fallbacks on `added.arch` would make with `added` declared (replacing a
+// declaration of its key and source), as the fallback validator finds loops, except that every
+// key with a winner in any run counts as served by its kernel; empty: none. `winners` and `gaps`:
+// the family's in the database. For `ktune gap add`, which refuses a declaration that closes a
+// loop before storing it.
+std::vector<Params> declared_fallback_loop(const Family& family, const std::vector<db::Winner>& winners,
+                                           const std::vector<db::Gap>& gaps, const db::Gap& added);
 
 // Reads and validates. Throws Error when a validator refuses, when a row does not match the
 // family's fields (the family changed since the sweep: re-run it), or when nothing is left.

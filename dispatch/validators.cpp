@@ -80,6 +80,20 @@ Error stale_error(const std::vector<StaleKey>& stale, std::string_view family, s
       listed));
 }
 
+Error fallback_cycle_error(const Table& table, const ArchTable& arch, const std::vector<size_t>& cycle) {
+  std::vector<std::string> steps;
+  for (size_t i : cycle) {
+    const Entry& e = arch.entries[i];
+    steps.push_back(fmt::format("{{{}}} ({})", e.key.pretty(table.key_fields), e.gap->source));
+  }
+  steps.push_back(fmt::format("{{{}}}", arch.entries[cycle.front()].key.pretty(table.key_fields)));
+  return Error(fmt::format(
+      "fallback validator: the gaps of {} on {} fall back to one another in a loop: {}; a caller that follows "
+      "fallbacks would never stop. Point one of them at a key with a kernel (`ktune gap add` with the same source "
+      "and another --fallback) or withdraw it (`ktune gap rm`)",
+      table.family, arch.arch, fmt::join(steps, " -> ")));
+}
+
 Error nothing_to_generate(db::Database& db, std::string_view family, const Request& req) {
   db::Filter filter;
   filter.family = std::string(family);

@@ -26,6 +26,11 @@ struct StaleKey {
 Error stale_error(const std::vector<StaleKey>& stale, std::string_view family, std::string_view arch,
                   std::string_view current_hash);
 
+// Fallback validator: the gaps of `arch` (rows `cycle` of its entries, in the order a caller
+// meets them) fall back to one another in a loop, which a caller that follows fallbacks would
+// never leave.
+Error fallback_cycle_error(const Table& table, const ArchTable& arch, const std::vector<size_t>& cycle);
+
 // Nothing matched the request: says what the database does have.
 Error nothing_to_generate(db::Database& db, std::string_view family, const Request& req);
 

@@ -108,15 +108,11 @@ Choice Engine::choose(const RuntimeFamily& family, std::string_view arch, const 
                       const Values& key, bool& from_override) noexcept {
   from_override = false;
   Choice c;
-  if (const auto* table = override_table(family)) {
-    try {
-      if (auto o = table->select(arch, key); o && o->status != KTUNE_UNSUPPORTED) {
-        from_override = true;
-        c = *o;
-      }
-    } catch (const std::exception&) {  // allocation failure: the compiled table still answers
+  if (const auto* table = override_table(family))
+    if (auto o = table->select(arch, key); o && o->status != KTUNE_UNSUPPORTED) {
+      from_override = true;
+      c = *o;
     }
-  }
   if (!from_override) {
     if (compiled == nullptr) return {KTUNE_UNSUPPORTED, nullptr, false, key, unknown_arch_[family.index].c_str()};
     return compiled->select(key.data());

@@ -12,23 +12,10 @@
 namespace ktune::runtime {
 namespace {
 
-std::vector<int64_t> values_of(const Params& p) {
-  std::vector<int64_t> v;
-  for (const auto& [name, value] : p.items()) v.push_back(value);
-  return v;
-}
-
-Values padded(const std::vector<int64_t>& v) {
+Values padded(std::span<const int64_t> v) {
   Values out{};
   std::copy(v.begin(), v.end(), out.begin());
   return out;
-}
-
-// Batch rule of the generated select(): the smallest tuned value >= wanted, else the largest.
-bool closer(int64_t x, int64_t y, int64_t wanted) {
-  const bool x_covers = x >= wanted, y_covers = y >= wanted;
-  if (x_covers != y_covers) return x_covers;
-  return x_covers ? x < y : x > y;
 }
 
 // The runtime's field list must be the family's, in order: the C structs are read by position.
@@ -61,23 +48,19 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   t->table_ = dispatch::build_table(*db, family, req);
   const auto& table = t->table_;
 
-  for (size_t i = 0; i < table.key_fields.size(); ++i) {
-    const auto& f = table.key_fields[i];
-    t->covering_.push_back(f.name != table.bucket_field &&
-                           std::count(table.covering_fields.begin(), table.covering_fields.end(), f.name) > 0);
-    if (f.name == table.bucket_field) t->bucket_ = static_cast<int>(i);
+  t->rules_ = dispatch::SelectRules::of(family);
+  for (const auto& f : table.key_fields)
     t->out_of_range_.push_back(t->texts_.emplace_back(fmt::format(
         "key field {} is out of range (KTUNE_DB: the family accepts [{}, {}])", f.name, f.min, f.max)).c_str());
-  }
   t->cover_reason_ = t->texts_.emplace_back(fmt::format(
       "not tuned: served by the kernel of the smallest larger tuned {} in KTUNE_DB (the kernel masks the padding)",
       fmt::join(table.covering_fields, " / "))).c_str();
 
   std::vector<std::string> parts;
   for (const auto& a : table.arches) {
-    Arch arch{a.arch, {}};
+    Arch arch{a.arch, dispatch::select_rows(t->rules_, a), {}};
     for (const auto& e : a.entries) {
-      Row row{values_of(e.key), {}, 1};
+      Choice& exact = arch.answers.emplace_back();
       if (e.kernel) {
         auto& names = t->names_.emplace_back();
         for (const auto& n : e.kernel->name_expressions) names.push_back(n.c_str());
@@ -85,7 +68,7 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
         k.object = find_code_object(tables, runtime_family, a.arch, names.data(), names.size());
         k.threads = e.kernel->launch.threads_per_block;
         k.shared_bytes = e.kernel->launch.shared_bytes;
-        k.config = padded(values_of(e.kernel->config));
+        k.config = padded(dispatch::values_of(e.kernel->config));
         k.name_expressions = names.data();
         k.name_expression_count = names.size();
         if (k.object == nullptr)
@@ -94,25 +77,22 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
               "time is off (KTUNE_JIT=0): package the database with `ktune package --db {} --kernel {} --arch {}` "
               "and rebuild, or point KTUNE_PACKAGE_DIR at such a package",
               e.key.canonical(), a.arch, e.kernel->config.canonical(), db_path, family.name(), a.arch)).c_str();
-        row.exact.status = KTUNE_OK;
-        row.exact.reason = "exact match (KTUNE_DB)";
-        row.exact.kernel = &k;
+        exact.status = KTUNE_OK;
+        exact.reason = "exact match (KTUNE_DB)";
+        exact.kernel = &k;
       } else {
         const auto& g = *e.gap;
-        row.exact.status = KTUNE_GAP;
+        exact.status = KTUNE_GAP;
         std::string text = fmt::format("{} ({}){}", db::to_string(g.reason), g.source,
                                        g.detail.empty() ? "" : ": " + g.detail);
         if (g.fallback) {
-          row.exact.has_fallback_key = true;
-          row.exact.fallback_key = padded(values_of(*g.fallback));
+          exact.has_fallback_key = true;
+          exact.fallback_key = padded(dispatch::values_of(*g.fallback));
           text += "; fallback " + g.fallback->canonical() + (g.fallback_note.empty() ? "" : ": " + g.fallback_note);
         }
-        row.exact.reason = t->texts_.emplace_back(std::move(text)).c_str();
+        exact.reason = t->texts_.emplace_back(std::move(text)).c_str();
       }
-      if (!row.exact.has_fallback_key) row.exact.fallback_key = padded(row.key);
-      for (size_t i = 0; i < row.key.size(); ++i)
-        if (t->covering_[i]) row.padded_work *= static_cast<uint64_t>(row.key[i]);
-      arch.rows.push_back(std::move(row));
+      if (!exact.has_fallback_key) exact.fallback_key = padded(arch.rows[arch.answers.size() - 1].key);
     }
     parts.push_back(fmt::format("{} ({} keys)", a.arch, a.entries.size()));
     t->arches_.push_back(std::move(arch));
@@ -121,61 +101,29 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   return t;
 }
 
-std::optional<Choice> OverrideTable::select(std::string_view arch, const Values& key) const {
+std::optional<Choice> OverrideTable::select(std::string_view arch, const Values& key) const noexcept {
   for (const auto& a : arches_)
-    if (a.name == arch) return resolve(a, std::vector<int64_t>(key.begin(), key.begin() + table_.key_fields.size()));
+    if (a.name == arch) return resolve(a, std::span<const int64_t>(key.data(), table_.key_fields.size()));
   return std::nullopt;
 }
 
-Choice OverrideTable::resolve(const Arch& a, const std::vector<int64_t>& q) const {
-  const size_t n = q.size();
-  for (size_t i = 0; i < n; ++i)
+Choice OverrideTable::resolve(const Arch& a, std::span<const int64_t> q) const noexcept {
+  for (size_t i = 0; i < q.size(); ++i)
     if (q[i] < table_.key_fields[i].min || q[i] > table_.key_fields[i].max)
       return {KTUNE_UNSUPPORTED, nullptr, false, padded(q), out_of_range_[i]};
-  auto same_except = [&](const std::vector<int64_t>& k, auto skip) {
-    for (size_t i = 0; i < n; ++i)
-      if (!skip(i) && k[i] != q[i]) return false;
-    return true;
-  };
-  const int bucket = bucket_;
-  auto is_bucket = [bucket](size_t i) { return static_cast<int>(i) == bucket; };
-  for (const auto& r : a.rows)
-    if (r.key == q) return r.exact;
-  if (bucket >= 0) {
-    const Row* best = nullptr;
-    for (const auto& r : a.rows)
-      if (same_except(r.key, is_bucket) && (!best || closer(r.key[bucket], best->key[bucket], q[bucket]))) best = &r;
-    if (best) {
-      Choice c = best->exact;
-      if (c.status == KTUNE_OK) c.reason = "nearest tuned batch bucket (KTUNE_DB)";
-      return c;
-    }
-  }
-  // Covering: least padded work, then the smallest covering values in key order, then the batch rule.
-  auto better = [&](const Row& x, const Row& y) {
-    if (x.padded_work != y.padded_work) return x.padded_work < y.padded_work;
-    for (size_t i = 0; i < n; ++i)
-      if (covering_[i] && x.key[i] != y.key[i]) return x.key[i] < y.key[i];
-    return bucket >= 0 && closer(x.key[bucket], y.key[bucket], q[bucket]);
-  };
-  const Row* best = nullptr;
-  for (const auto& r : a.rows) {
-    if (r.exact.status != KTUNE_OK || !same_except(r.key, [&](size_t i) { return covering_[i] || is_bucket(i); }))
-      continue;
-    bool covers = true;
-    for (size_t i = 0; i < n; ++i) covers = covers && (!covering_[i] || r.key[i] >= q[i]);
-    if (covers && (!best || better(r, *best))) best = &r;
-  }
-  if (best) {
-    Choice c = best->exact;
+  const auto found = dispatch::select_row(rules_, a.rows, q);
+  if (found.how == dispatch::Match::none)
+    return {KTUNE_UNSUPPORTED, nullptr, false, padded(q),
+            "not tuned: no exact, batch-bucket or covering row for this key on this arch (KTUNE_DB)"};
+  Choice c = a.answers[found.row];
+  if (found.how == dispatch::Match::bucket && c.status == KTUNE_OK) c.reason = "nearest tuned batch bucket (KTUNE_DB)";
+  if (found.how == dispatch::Match::cover) {
     c.status = KTUNE_OK_FALLBACK;
     c.has_fallback_key = true;
-    c.fallback_key = padded(best->key);
+    c.fallback_key = padded(a.rows[found.row].key);
     c.reason = cover_reason_;
-    return c;
   }
-  return {KTUNE_UNSUPPORTED, nullptr, false, padded(q),
-          "not tuned: no exact, batch-bucket or covering row for this key on this arch (KTUNE_DB)"};
+  return c;
 }
 
 }  // namespace ktune::runtime

@@ -16,6 +16,7 @@
 
 #include "dispatch/runtime/choice.hpp"
 #include "dispatch/runtime/compiled_table.hpp"
+#include "dispatch/row_select.hpp"
 #include "dispatch/table.hpp"
 
 namespace ktune::runtime {
@@ -30,7 +31,7 @@ class OverrideTable {
                                            std::span<const CompiledTable* const> tables);
 
   // nullopt when the database has no table for `arch`: the compiled-in table answers then.
-  std::optional<Choice> select(std::string_view arch, const Values& key) const;
+  std::optional<Choice> select(std::string_view arch, const Values& key) const noexcept;
   const std::string& summary() const noexcept { return summary_; }  // "PATH: sm_90a (24 keys), ..."
 
   OverrideTable(const OverrideTable&) = delete;  // choices point into it
@@ -38,16 +39,12 @@ class OverrideTable {
 
  private:
   OverrideTable() = default;
-  struct Row {
-    std::vector<int64_t> key;  // in key-field order
-    Choice exact;              // the answer when the query is this key
-    uint64_t padded_work = 1;  // product of the covering fields: the covering rule's first rank
-  };
   struct Arch {
     std::string name;
-    std::vector<Row> rows;
+    std::vector<dispatch::SelectRow> rows;  // the table's entries
+    std::vector<Choice> answers;            // each row's answer when the query is its key
   };
-  Choice resolve(const Arch& arch, const std::vector<int64_t>& q) const;
+  Choice resolve(const Arch& arch, std::span<const int64_t> q) const noexcept;
 
   dispatch::Table table_;
   std::vector<Arch> arches_;
@@ -55,8 +52,7 @@ class OverrideTable {
   std::deque<KernelChoice> kernels_;          // the kernels choices point to
   std::deque<std::vector<const char*>> names_;  // their name expressions (into table_)
   std::vector<const char*> out_of_range_;
-  std::vector<bool> covering_;  // per key field
-  int bucket_ = -1;             // index of the bucket field, -1: none
+  dispatch::SelectRules rules_;
   const char* cover_reason_ = "";
   std::string summary_;
 };

@@ -1,6 +1,7 @@
 // `ktune query`, `ktune gaps` and `ktune gap add|rm` end to end, on databases written through
 // the db API: labels in keys, CSV that an RFC 4180 reader reads back exactly, JSON, errors.
 #include <cmath>
+#include <filesystem>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -183,8 +184,32 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
                       "heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32", "--source", "loop", "--fallback",
                       "batch=32,kv_dtype=bf16,causal=0,block_len=4,heads=16"});
   EXPECT_EQ(o.status, 1);
-  EXPECT_THAT(o.err, AllOf(HasSubstr("--fallback"), HasSubstr("the gap's own key")));
+  EXPECT_THAT(o.err, AllOf(HasSubstr("--fallback"), HasSubstr("closes a loop"),
+                           HasSubstr("{heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32} -> {heads=16 block_len=4")));
+  // So would one back to the declared gap's key, whose fallback leads here.
+  o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                      "heads=16 block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64", "--source", "loop", "--fallback",
+                      "heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32"});
+  EXPECT_EQ(o.status, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr("closes a loop of fallbacks of mla_decode on gfx942"),
+                           HasSubstr("block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64} -> {heads=16 block_len=2")));
   EXPECT_EQ(test::fingerprint(db), before) << "rejected gaps must not touch the database";
+  // Twin: the same gap on another arch, where the first gap is not, ends at an untuned key.
+  o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx90a", "--key",
+                      "heads=16 block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64", "--source", "loop", "--fallback",
+                      "heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  o = run_ktune_args({"gap", "rm", "--db", db, "--kernel", "mla_decode", "--arch", "gfx90a", "--key",
+                      "heads=16 block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64", "--source", "loop"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  // A refused gap on a new path leaves no file.
+  const auto fresh = dir.file("fresh.db");
+  o = run_ktune_args({"gap", "add", "--db", fresh, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                      "heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32", "--source", "loop", "--fallback",
+                      "heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=64"});
+  EXPECT_EQ(o.status, 1);
+  EXPECT_THAT(o.err, HasSubstr("closes a loop"));
+  EXPECT_FALSE(std::filesystem::exists(fresh));
 
   o = run_ktune_args(with({"gap", "rm"}, identity));
   ASSERT_EQ(o.status, 0) << o.err;

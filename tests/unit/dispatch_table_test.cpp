@@ -120,6 +120,44 @@ TEST(DispatchTable, DeclaredGapReplacesAMeasuredGapAndStandsAlone) {
   EXPECT_EQ(e->gap->fallback_note, "pad the block to 4 tokens");
 }
 
+TEST(DispatchTable, GapsThatFallBackToOneAnotherAreRefusedNamingTheLoop) {
+  const auto a = key(16, 2, 0, 1, 32), b = key(16, 4, 0, 1, 32);
+  {  // A to B, B to A.
+    test::ToyDb t;
+    t.ok(t.run(), key(128, 1, 0, 0, 1), config(32), 9.0);
+    t.declared_gap("sm_90a", a, "aiter 0.1.19", "no fold", b.canonical(), "pad to 4");
+    t.declared_gap("sm_90a", b, "aiter 0.1.20", "no fold", a.canonical(), "flatten to 2");
+    EXPECT_THAT(build_error(t.db(), test::request()),
+                AllOf(HasSubstr("fallback validator"), HasSubstr("sm_90a"),
+                      HasSubstr("{heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32} (aiter 0.1.19) -> "
+                                "{heads=16 block_len=4 causal=0 kv_dtype=fp8_e4m3fn batch=32} (aiter 0.1.20) -> "
+                                "{heads=16 block_len=2"),
+                      HasSubstr("gap rm")));
+    // Twin: once B is measured to work, A's fallback ends at B's kernel.
+    t.ok(t.run(), b, config(32), 9.0);
+    EXPECT_EQ(build_error(t.db(), test::request()), "");
+  }
+  {  // A to its own key at another batch, which no row has: the batch bucket answers with A again.
+    test::ToyDb t;
+    t.declared_gap("sm_90a", a, "vendor", "no fold", key(16, 2, 0, 1, 64).canonical(), "a larger batch");
+    EXPECT_THAT(build_error(t.db(), test::request()),
+                HasSubstr("{heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32} (vendor) -> {heads=16"));
+    // Twin: a kernel at batch 128 is the bucket of batch 64.
+    t.ok(t.run(), key(16, 2, 0, 1, 128), config(32), 9.0);
+    EXPECT_EQ(build_error(t.db(), test::request()), "");
+  }
+  {  // Chains that end: at a gap without a fallback, at an untuned key, at a covering kernel.
+    test::ToyDb t;
+    t.ok(t.run(), key(32, 8, 0, 1, 32), config(32), 9.0);
+    t.declared_gap("sm_90a", a, "x", "", b.canonical(), "");
+    t.declared_gap("sm_90a", b, "y", "");
+    t.declared_gap("sm_90a", key(16, 1, 0, 0, 32), "z", "", key(8, 1, 1, 2, 32).canonical(), "");
+    t.declared_gap("sm_90a", key(16, 1, 1, 0, 32), "w", "", key(16, 4, 0, 1, 32).canonical(), "");
+    t.declared_gap("sm_90a", key(16, 3, 0, 1, 32), "v", "", key(16, 5, 0, 1, 32).canonical(), "");
+    EXPECT_EQ(build_error(t.db(), test::request()), "");
+  }
+}
+
 TEST(DispatchTable, StaleTemplateHashIsRefusedWithTheWayOut) {
   test::ToyDb t;
   auto r = t.run("sm_90a", "NVIDIA H200", "feedfacefeedface");
