@@ -27,24 +27,9 @@ using namespace package_test;
 
 constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};  // tuned in the committed H200 table
 
-Params key_params(const ktune_mla_decode_key& k) {
-  return mla_key(static_cast<int>(k.heads), static_cast<int>(k.block_len), k.causal != 0,
-                 static_cast<num::KvDtype>(k.kv_dtype), static_cast<int>(k.batch));
-}
-
-Choice compiled(const ktune_mla_decode_key& k) { return test::sm90_table(kMlaDecode).select(key_values(k).data()); }
-
-// The compiled table's kernel for `k`: the committed H200 results change with every re-sweep, so
-// the tests read the winner from the table instead of repeating it, with `split` (a host knob) as
-// given.
-Params compiled_config(const ktune_mla_decode_key& k, int split) {
-  const Choice c = compiled(k);
-  if (!c.kernel) throw Error("the compiled table has no kernel for " + key_params(k).canonical());
-  Params config;
-  for (size_t i = 0; i < kMlaDecode.config_fields.size(); ++i) config.set(kMlaDecode.config_fields[i], c.kernel->config[i]);
-  config.set("split", split);
-  return config;
-}
+using test::compiled;
+using test::compiled_config;
+using test::key_params;
 
 constexpr size_t kRows = 0, kKeys = 1, kSplit = 4;
 

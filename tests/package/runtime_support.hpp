@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "dispatch/runtime/engine.hpp"
 #include "ktune/runtime.h"
+#include "unit/package_support.hpp"
 
 namespace ktune::runtime::test {
 
@@ -134,6 +135,25 @@ inline const CompiledTable& sm90_table(const RuntimeFamily& family) {
   const CompiledTable* t = find_table(compiled_tables(), family, "sm_90a");
   if (t == nullptr) throw Error(fmt::format("this build compiled in no {} table for sm_90a", family.name));
   return *t;
+}
+
+inline Params key_params(const ktune_mla_decode_key& k) {
+  return package_test::mla_key(static_cast<int>(k.heads), static_cast<int>(k.block_len), k.causal != 0,
+                 static_cast<num::KvDtype>(k.kv_dtype), static_cast<int>(k.batch));
+}
+
+inline Choice compiled(const ktune_mla_decode_key& k) { return sm90_table(kMlaDecode).select(key_values(k).data()); }
+
+// The compiled table's kernel for `k`: the committed H200 results change with every re-sweep, so
+// the tests read the winner from the table instead of repeating it, with `split` (a host knob) as
+// given.
+inline Params compiled_config(const ktune_mla_decode_key& k, int split) {
+  const Choice c = compiled(k);
+  if (!c.kernel) throw Error("the compiled table has no kernel for " + key_params(k).canonical());
+  Params config;
+  for (size_t i = 0; i < kMlaDecode.config_fields.size(); ++i) config.set(kMlaDecode.config_fields[i], c.kernel->config[i]);
+  config.set("split", split);
+  return config;
 }
 
 // A launch of `key` with fake (non-null) pointers and no workspace.

@@ -2,7 +2,7 @@
 // thread throws std::bad_alloc. The entry points are noexcept and promise a status, never an
 // abort (an exception leaving them terminates the serving process): bad arguments are reported
 // with their status and message, a launch whose device and code objects are known allocates
-// nothing, and the C++ API keeps the status when it cannot copy the message. Replacing operator
+// nothing (from the compiled-in table or KTUNE_DB's), and the C++ API keeps the status when it cannot copy the message. Replacing operator
 // new is process-wide, so these tests are an executable of their own; nothing here may touch the
 // process-wide engine or ktune_runtime_info before the test that is about them.
 #include <gmock/gmock.h>
@@ -132,6 +132,34 @@ TEST(RuntimeOutOfMemory, ALaunchOfKnownKernelsAllocatesNothing) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(statuses[i], KTUNE_OK) << i << ": " << results[i].message;
   EXPECT_GT(results[1].splits, 1);
   EXPECT_EQ(results[2].splits, 1);
+}
+
+TEST(RuntimeOutOfMemory, ALaunchThroughKtuneDbAllocatesNothing) {
+  package_test::MlaDb m;
+  const auto run = m.run("sm_90a", "NVIDIA H200", std::string(test::sm90_table(kMlaDecode).template_hash));
+  m.ok(run, test::key_params(kSplitting), test::compiled_config(kSplitting, 0), 5.0);  // split=0: whole
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api, "sm_90a", 132, m.path());
+  api->record_launches = false;
+  ktune_result r{};
+  const auto exact = launch_args(kSplitting);
+  auto bucket = exact;
+  bucket.key.batch = 7;  // the override's batch bucket
+  ASSERT_EQ(engine->mla_decode(exact, r), KTUNE_OK) << r.message;
+  ASSERT_EQ(r.from_override, 1);
+  ASSERT_EQ(engine->mla_decode(bucket, r), KTUNE_OK) << r.message;
+  ktune_status statuses[2];
+  ktune_result results[2]{};
+  {
+    OutOfMemory oom;
+    statuses[0] = engine->mla_decode(exact, results[0]);
+    statuses[1] = engine->mla_decode(bucket, results[1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(statuses[i], KTUNE_OK) << i << ": " << results[i].message;
+    EXPECT_EQ(results[i].from_override, 1) << i;
+  }
+  EXPECT_THAT(results[1].message, HasSubstr("nearest tuned batch bucket (KTUNE_DB)"));
 }
 
 TEST(RuntimeOutOfMemory, TheCppApiKeepsTheStatusWithoutTheMessage) {
