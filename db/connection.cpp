@@ -132,17 +132,38 @@ std::string file_uri(const std::string& path, std::string_view query) {
   return uri + "?" + std::string(query);
 }
 
+// Another tool's write in rollback-journal mode (ktune writes through a -wal) that was killed
+// half-way leaves PATH-journal holding the pages the file had before it: SQLite copies them back
+// at the next open that may write. A read-only open cannot, and an immutable one would read the
+// half-written file.
+Error hot_journal_error(const std::string& path) {
+  return Error(fmt::format("{}: an interrupted write left {}-journal, whose pages SQLite must copy back into the "
+                           "file before it can be read; a read-only open cannot. Open it once for writing where the "
+                           "file and its directory are writable (a ktune command that writes to it, or `sqlite3 {} "
+                           "'PRAGMA quick_check'`)",
+                           path, path, path));
+}
+
 SQLite::Database connect(const std::string& path, Access access) {
   if (access != Access::read_only)
     return SQLite::Database(path, SQLite::OPEN_READWRITE | (access == Access::create ? SQLite::OPEN_CREATE : 0),
                             busy_timeout_ms);
   // A reader of a WAL file needs PATH-shm; where it cannot be created and no -wal exists, no
-  // writer can be active either, so the file may be read as immutable.
+  // writer can be active either, so the file may be read as immutable (which ignores journals).
   std::error_code ec;
-  if (access_error(directory_of(path), W_OK | X_OK) != 0 && !fs::exists(path + "-wal", ec))
+  if (access_error(directory_of(path), W_OK | X_OK) != 0 && !fs::exists(path + "-wal", ec)) {
+    if (has_content(path + "-journal")) throw hot_journal_error(path);
     return SQLite::Database(file_uri(path, "immutable=1"), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
                             busy_timeout_ms);
-  return SQLite::Database(path, SQLite::OPEN_READONLY, busy_timeout_ms);
+  }
+  SQLite::Database c(path, SQLite::OPEN_READONLY, busy_timeout_ms);
+  try {  // SQLite looks for a hot journal at the first read
+    SQLite::Statement(c, "SELECT 1 FROM sqlite_master LIMIT 1").executeStep();
+  } catch (const SQLite::Exception& e) {
+    if (e.getExtendedErrorCode() == SQLITE_READONLY_ROLLBACK) throw hot_journal_error(path);
+    throw;
+  }
+  return c;
 }
 
 // A corrupt file must not be written to: a write can spread the damage.

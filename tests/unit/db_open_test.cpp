@@ -1,11 +1,14 @@
 // Opening database files: creation, reopening, PRAGMAs, and every file Database::open must
 // reject without changing a byte of it.
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -230,6 +233,56 @@ TEST(DbOpen, ReadOnlyDirectoryIsRejectedForWritingButReadable) {
   EXPECT_EQ(reading.text, "3");
   EXPECT_EQ(test::fingerprint(path), before);
   EXPECT_FALSE(fs::exists(dir.file("new.db")));
+}
+
+// Another tool's write in rollback-journal mode, killed half-way (in a child that exits without
+// committing): the file holds some of its pages, PATH-journal the ones they replaced.
+void interrupt_a_rollback_journal_write(const std::string& path) {
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA journal_mode = DELETE");
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+      raw.exec("BEGIN");
+      raw.exec("DELETE FROM measurements");
+      raw.exec("CREATE TABLE junk (x)");
+      raw.exec("INSERT INTO junk VALUES (randomblob(20000))");
+      // The changed pages into the file (their old contents into the journal first).
+      ::_exit(sqlite3_db_cacheflush(raw.getHandle()) == SQLITE_OK ? 0 : 2);
+    } catch (...) {
+      ::_exit(3);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(DbOpen, AnInterruptedWritesJournalIsPlayedBackNotIgnored) {
+  test::TempDir dir;
+  const auto path = dir.file("hot.db");
+  fill(path, 3);
+  ASSERT_NO_FATAL_FAILURE(interrupt_a_rollback_journal_write(path));
+  ASSERT_GT(fs::file_size(path + "-journal"), 0u);
+  const auto before = test::fingerprint(path);
+
+  // Read-only where SQLite could write the journal back, and where it could not even make a -shm
+  // (read as immutable, which ignores journals: it read the half-written file).
+  EXPECT_THAT(test::open_error(path, false, true),
+              AllOf(HasSubstr(path), HasSubstr("interrupted write"), HasSubstr(path + "-journal")));
+  fs::permissions(dir.path(), fs::perms(0555));
+  auto reading = test::run_unprivileged([&] { return test::open_error(path, false, true); });
+  fs::permissions(dir.path(), fs::perms(0755));
+  if (!reading.ran) GTEST_SKIP() << reading.text;
+  EXPECT_THAT(reading.text, AllOf(HasSubstr("interrupted write"), HasSubstr(path + "-journal")));
+  EXPECT_EQ(test::fingerprint(path), before);
+
+  // Twin: an open for writing plays the journal back; every committed row is there.
+  EXPECT_EQ(Database::open(path, false)->measurements().size(), 3u);
+  EXPECT_EQ(Database::open(path, false, true)->measurements().size(), 3u);
 }
 
 TEST(DbOpen, ForeignKeysAreEnforced) {
