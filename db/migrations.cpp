@@ -26,7 +26,9 @@ int read_schema_version(SQLite::Database& c, const std::string& path) {
     SQLite::Statement objects(c,
                               "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
                               "(SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master "
-                              "WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 6))");
+                              "WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 6)), "
+                              "(SELECT group_concat(name, ', ') FROM pragma_table_info('meta')), "
+                              "(SELECT count(*) FROM pragma_table_info('meta') WHERE name IN ('id', 'schema_version'))");
     objects.executeStep();
     if (objects.getColumn(0).getInt() == 0) {
       if (!objects.getColumn(1).isNull())
@@ -34,6 +36,10 @@ int read_schema_version(SQLite::Database& c, const std::string& path) {
                                 objects.getColumn(1).getString()));
       return 0;
     }
+    if (objects.getColumn(3).getInt() != 2)  // another tool's table of that name
+      throw Error(fmt::format("{}: a SQLite database but not a ktune one: its meta table has the columns {}, not "
+                              "ktune's id and schema_version",
+                              path, objects.getColumn(2).getString()));
     SQLite::Statement q(c, "SELECT schema_version FROM meta WHERE id = 1");
     if (!q.executeStep()) throw Error(fmt::format("{}: the meta table has no row; not a ktune database", path));
     const int64_t version = q.getColumn(0).getInt64();
