@@ -15,8 +15,8 @@ TuningGain tuning_gain(const std::vector<Measurement>& ms) {
   // time[config][key]: the fastest ok median; best[key]: the fastest over configs.
   std::map<Params, std::map<Params, double>> time;
   std::map<Params, double> best;
+  if (!ms.empty()) g.run_id = ms.front().run_id;  // (any id: another tool may have written a run 0)
   for (const auto& m : ms) {
-    if (g.run_id == 0) g.run_id = m.run_id;
     if (m.run_id != g.run_id)
       throw Error(fmt::format("tuning gain: measurements of runs {} and {} mixed; compare one run at a time",
                               g.run_id, m.run_id));

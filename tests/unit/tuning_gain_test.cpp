@@ -84,6 +84,18 @@ TEST(TuningGain, MixedRunsAreRefused) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("runs 1 and 2"));
   }
+  // Run 0 is a run like any other (SQLite never numbers one 0, another tool may).
+  ms = two_keys();
+  ms.front().run_id = 0;
+  try {
+    tuning_gain(ms);
+    FAIL() << "measurements of runs 0 and 1 were accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("runs 0 and 1"));
+  }
+  for (auto& m : ms) m.run_id = 0;
+  EXPECT_EQ(tuning_gain(ms).run_id, 0);
+  EXPECT_TRUE(tuning_gain(ms).best_single);
 }
 
 }  // namespace
