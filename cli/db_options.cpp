@@ -97,6 +97,27 @@ db::Filter to_filter(const DbFilterOptions& o) {
   return f;
 }
 
+void note_absent_filter_values(db::Database& db, const DbFilterOptions& o, std::ostream& err) {
+  std::set<std::string> kernels, arches, devices;
+  for (const auto& r : db.runs()) {
+    kernels.insert(r.family);
+    arches.insert(r.arch);
+    devices.insert(r.device_name);
+  }
+  for (const auto& g : db.gaps({})) {
+    kernels.insert(g.family);
+    arches.insert(g.arch);
+  }
+  auto note = [&](std::string_view option, const std::string& value, const std::set<std::string>& has) {
+    if (value.empty() || has.contains(value)) return;
+    err << fmt::format("note: {} has no {} '{}' (it has {})\n", o.db, option, value,
+                       has.empty() ? std::string("none") : fmt::format("{}", fmt::join(has, ", ")));
+  };
+  note("kernel", o.kernel, kernels);
+  note("arch", o.arch, arches);
+  note("device", o.device, devices);
+}
+
 const Family* registered_family(std::string_view name) noexcept {
   for (const Family* f : families())
     if (f->name() == name) return f;

@@ -1,6 +1,7 @@
 #pragma once
 // What the database verbs (query, gaps, gap) share: the filter options, and problem keys typed by
 // people ("heads=16 block_len=2 kv_dtype=fp8_e4m3fn ...") read with the family's field specs.
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,11 @@ struct DbFilterOptions {
 void add_db_filter_options(CLI::App& cmd, DbFilterOptions& o);
 // Resolves --where values through the key fields (labels allowed). Throws Error.
 db::Filter to_filter(const DbFilterOptions& o);
+
+// For a query that found no row: a note on `err` for each --kernel, --arch or --device value that
+// nothing in the database has (a typo finds no rows silently otherwise; a database may hold
+// families this ktune no longer has, so the values are not refused), naming the values it has.
+void note_absent_filter_values(db::Database& db, const DbFilterOptions& o, std::ostream& err);
 
 // The registered family of that name, or nullptr (results of families this ktune no longer has
 // are still shown, with raw numbers).

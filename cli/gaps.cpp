@@ -50,6 +50,7 @@ void list_gaps(const DbFilterOptions& o) {
   std::vector<Record> rows;
   for (const auto& g : db->gaps(to_filter(o))) rows.push_back(gap_record(g, o.format == "table"));
   print_records(std::cout, rows, o.format);
+  if (rows.empty()) note_absent_filter_values(*db, o, std::cerr);
 }
 
 // parse_user_key, naming the option in errors.

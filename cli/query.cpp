@@ -86,6 +86,7 @@ void run_query(const QueryOptions& o) {
       rows.push_back(gain_record(db::tuning_gain(db->measurements(per_run)), run));
     }
     print_records(std::cout, rows, o.filter.format);
+    if (rows.empty()) note_absent_filter_values(*db, o.filter, std::cerr);
     return;
   }
   if (!o.status.empty()) filter.status = db::status_from_string(o.status);
@@ -99,6 +100,7 @@ void run_query(const QueryOptions& o) {
     for (const auto& m : db->measurements(filter)) rows.push_back(measurement_record(m, runs.at(m.run_id), brief));
   }
   print_records(std::cout, rows, o.filter.format);
+  if (rows.empty()) note_absent_filter_values(*db, o.filter, std::cerr);
 }
 
 void setup(CLI::App& app) {

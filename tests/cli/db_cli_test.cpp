@@ -145,6 +145,32 @@ TEST(DbCli, QueryWhereTakesLabelsAndRejectsUnknownOnes) {
   EXPECT_EQ(nlohmann::json::parse(o.out).size(), 1u);
 }
 
+TEST(DbCli, AFilterValueTheDatabaseHasNothingOfIsNoted) {
+  test::TempDir dir;
+  const auto db = sample_db(dir);
+  // A typo finds no rows; stderr says what the database does have (stdout stays the empty result).
+  auto o = run_ktune_args({"query", "--db", db, "--kernel", "mla_decod", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out).size(), 0u);
+  EXPECT_THAT(o.err, HasSubstr("has no kernel 'mla_decod' (it has mla_decode)"));
+  for (const std::vector<std::string>& verb : {std::vector<std::string>{"query", "--winners"}, {"query", "--gain"},
+                                                {"gaps"}}) {
+    auto args = verb;
+    for (const char* a : {"--db", db.c_str(), "--arch", "sm90a", "--device", "H200"}) args.emplace_back(a);
+    o = run_ktune_args(args);
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_THAT(o.err, AllOf(HasSubstr("has no arch 'sm90a' (it has sm_90a)"),
+                             HasSubstr("has no device 'H200' (it has NVIDIA H200)")))
+        << verb.back();
+  }
+  // Twin: values it has, with rows or without (no bf16 compile error), note nothing.
+  o = run_ktune_args({"query", "--db", db, "--kernel", "mla_decode", "--arch", "sm_90a", "--status", "compile_error",
+                      "--where", "kv_dtype=bf16"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("no matching rows"));
+  EXPECT_EQ(o.err, "");
+}
+
 TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
   test::TempDir dir;
   const auto db = dir.file("gaps.db");  // created by gap add
