@@ -1,6 +1,7 @@
 #include "dispatch/table.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -183,12 +184,23 @@ Table build_table(db::Database& db, const Family& family, const Request& request
   t.bucket_field = std::string(family.bucket_field());
   t.request = request;
   const auto rules = SelectRules::of(family);
-  for (const auto& arch : arches_of(db, family, request))
-    if (auto a = build_arch(db, family, request, arch)) {
-      if (auto cycle = fallback_cycle(rules, select_rows(rules, *a)); !cycle.empty())
-        throw fallback_cycle_error(t, *a, cycle);
-      t.arches.push_back(std::move(*a));
+  for (const auto& arch : arches_of(db, family, request)) {
+    try {
+      if (auto a = build_arch(db, family, request, arch)) {
+        if (auto cycle = fallback_cycle(rules, select_rows(rules, *a)); !cycle.empty())
+          throw fallback_cycle_error(t, *a, cycle);
+        t.arches.push_back(std::move(*a));
+      }
+    } catch (const Error& e) {
+      if (!request.drop_refused_arches) throw;
+      t.refused.push_back({arch, e.what()});
     }
+  }
+  if (t.arches.empty() && !t.refused.empty()) {
+    std::vector<std::string> whys;
+    for (const auto& r : t.refused) whys.push_back(r.why);
+    throw Error(fmt::format("{}", fmt::join(whys, "; ")));
+  }
   if (t.arches.empty()) throw nothing_to_generate(db, family.name(), request);
   return t;
 }

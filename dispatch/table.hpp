@@ -47,6 +47,9 @@ struct Request {
   std::optional<std::string> device;    // device_name to take results from
   std::optional<std::string> compiler;  // compiler_version to take results from
   bool allow_stale = false;
+  // A validator's refusal drops that arch (Table::refused) rather than the whole table, for
+  // KTUNE_DB at run time: one stale arch must not take the others' results from a process.
+  bool drop_refused_arches = false;
   std::string template_hash;  // of the current templates: jit::template_hash(family.template_file())
 };
 
@@ -100,6 +103,10 @@ struct Table {
   std::string bucket_field = "batch";        // Family::bucket_field
   std::vector<ArchTable> arches;             // sorted by arch, none empty
   Request request;                           // what the table was built from
+  struct Refused {
+    std::string arch, why;
+  };
+  std::vector<Refused> refused;  // Request::drop_refused_arches: the arches a validator refused
 };
 
 // The loop the gaps' fallbacks on `added.arch` would make with `added` declared (replacing a
@@ -110,8 +117,9 @@ struct Table {
 std::vector<Params> declared_fallback_loop(const Family& family, const std::vector<db::Winner>& winners,
                                            const std::vector<db::Gap>& gaps, const db::Gap& added);
 
-// Reads and validates. Throws Error when a validator refuses, when a row does not match the
-// family's fields (the family changed since the sweep: re-run it), or when nothing is left.
+// Reads and validates. Throws Error when a validator refuses (unless Request::drop_refused_arches
+// and another arch is left), when a row does not match the family's fields (the family changed
+// since the sweep: re-run it), or when nothing is left.
 Table build_table(db::Database& db, const Family& family, const Request& request);
 
 }  // namespace ktune::dispatch

@@ -148,16 +148,20 @@ ktune_status Engine::override_status(ktune_result& out) noexcept {
   try {
     std::vector<std::string> in_use, refused, absent;
     for (const RuntimeFamily* f : families()) {
-      if (const auto* table = override_table(*f))
+      if (const auto* table = override_table(*f)) {
         in_use.push_back(table->summary());
-      else if (const std::string_view error = overrides_[f->index].error; !error.empty())
+        if (!table->refused().empty()) refused.push_back(table->refused());
+      } else if (const std::string_view error = overrides_[f->index].error; !error.empty())
         refused.emplace_back(error);
       else
         absent.emplace_back(f->name);
     }
     const auto none = absent.empty() ? std::string() : fmt::format("; nothing for {}", fmt::join(absent, ", "));
-    if (!refused.empty()) return report(&out, KTUNE_INVALID_ARGUMENT, fmt::format("{}{}", fmt::join(refused, "; "), none));
-    if (!in_use.empty()) return report(&out, KTUNE_OK, fmt::format("KTUNE_DB in use: {}{}", fmt::join(in_use, "; "), none));
+    const auto used = in_use.empty() ? std::string() : fmt::format("KTUNE_DB in use: {}", fmt::join(in_use, "; "));
+    if (!refused.empty())
+      return report(&out, KTUNE_INVALID_ARGUMENT,
+                    fmt::format("{}{}{}{}", used, used.empty() ? "" : "; ", fmt::join(refused, "; "), none));
+    if (!in_use.empty()) return report(&out, KTUNE_OK, used + none);
     return report(&out, KTUNE_UNSUPPORTED, fmt::format("KTUNE_DB={} has results of no family{}", *setup_.override_db, none));
   } catch (const std::exception& e) {
     return report(&out, KTUNE_LAUNCH_FAILED, e.what());

@@ -45,6 +45,7 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   std::unique_ptr<OverrideTable> t(new OverrideTable());
   dispatch::Request req;
   req.template_hash = std::string(template_hash);
+  req.drop_refused_arches = true;
   t->table_ = dispatch::build_table(*db, family, req);
   const auto& table = t->table_;
 
@@ -98,6 +99,11 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
     t->arches_.push_back(std::move(arch));
   }
   t->summary_ = fmt::format("{}: {} {}", db_path, family.name(), fmt::join(parts, ", "));
+  std::vector<std::string> refused;
+  for (const auto& r : table.refused) refused.push_back(fmt::format("on {}: {}", r.arch, r.why));
+  if (!refused.empty())
+    t->refused_ = fmt::format("KTUNE_DB={} refused for {} {}; the compiled-in table serves there instead", db_path,
+                              family.name(), fmt::join(refused, "; "));
   return t;
 }
 

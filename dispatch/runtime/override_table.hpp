@@ -24,7 +24,8 @@ namespace ktune::runtime {
 class OverrideTable {
  public:
   // Null when the database holds nothing of `family` (then it overrides nothing of it). Throws
-  // Error when the database cannot be read or a validator refuses it. `tables`: the compiled-in
+  // Error when the database cannot be read or a validator refuses every arch of it (an arch
+  // refused among others is left out: refused()). `tables`: the compiled-in
   // packages, whose code objects its winners use.
   static std::unique_ptr<OverrideTable> read(const std::string& db_path, const RuntimeFamily& family,
                                            std::string_view template_hash,
@@ -33,6 +34,8 @@ class OverrideTable {
   // nullopt when the database has no table for `arch`: the compiled-in table answers then.
   std::optional<Choice> select(std::string_view arch, const Values& key) const noexcept;
   const std::string& summary() const noexcept { return summary_; }  // "PATH: sm_90a (24 keys), ..."
+  // Why the arches a validator refused are not served (empty: none was); the others are.
+  const std::string& refused() const noexcept { return refused_; }
 
   OverrideTable(const OverrideTable&) = delete;  // choices point into it
   OverrideTable& operator=(const OverrideTable&) = delete;
@@ -55,6 +58,7 @@ class OverrideTable {
   dispatch::SelectRules rules_;
   const char* cover_reason_ = "";
   std::string summary_;
+  std::string refused_;
 };
 
 }  // namespace ktune::runtime

@@ -292,6 +292,22 @@ TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
     EXPECT_EQ(r.from_override, 0);
     EXPECT_EQ(r.splits, compiled_splits);
   }
+  {  // Stale on one arch only: the other arch's results still serve.
+    OverrideDb o;
+    o.m.ok(o.run(), mla_key(16, 1, true, num::KvDtype::bf16), compiled_config(kExact, 0), 5.0);
+    o.m.ok(o.m.run("gfx942", "AMD Instinct MI300X", "00000000deadbeef"), mla_key(16, 1, true, num::KvDtype::bf16),
+           mla_config(16, 32, 1, 0), 5.0);
+    FakeApi* api = nullptr;
+    auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
+    EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
+    EXPECT_THAT(r.message, AllOf(HasSubstr("refused for mla_decode on gfx942: template hash validator"),
+                                 HasSubstr("KTUNE_DB in use"), HasSubstr("sm_90a (1 keys)")));
+    ASSERT_EQ(engine->mla_decode_workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
+    EXPECT_EQ(r.from_override, 1);
+    EXPECT_EQ(r.splits, 1);
+    EXPECT_EQ(engine->select_for_arch(kMlaDecode, "gfx942", key_values(kExact), r), KTUNE_UNSUPPORTED);
+    EXPECT_EQ(r.from_override, 0);
+  }
   {  // Mixed devices.
     OverrideDb o;
     o.m.ok(o.run("NVIDIA H200"), mla_key(16, 1, true, num::KvDtype::bf16), compiled_config(kExact, 0), 5.0);

@@ -174,6 +174,25 @@ TEST(DispatchTable, StaleTemplateHashIsRefusedWithTheWayOut) {
   EXPECT_TRUE(test::find(table, "sm_90a", key(16, 2, 0, 1, 32))->kernel);
 }
 
+TEST(DispatchTable, ARefusedArchCanBeDroppedAloneForTheRuntime) {
+  test::ToyDb t;
+  t.ok(t.run(), key(16, 2, 0, 1, 32), config(32), 9.0);
+  t.ok(t.run("gfx942", "AMD Instinct MI300X", "feedfacefeedface"), key(16, 2, 0, 1, 32), config(32), 9.0);
+  EXPECT_THAT(build_error(t.db(), test::request()), HasSubstr("template hash validator"));  // codegen: all or none
+  auto req = test::request();
+  req.drop_refused_arches = true;
+  const auto table = build_table(t.db(), test::toy(), req);
+  ASSERT_EQ(table.arches.size(), 1u);
+  EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  ASSERT_EQ(table.refused.size(), 1u);
+  EXPECT_EQ(table.refused[0].arch, "gfx942");
+  EXPECT_THAT(table.refused[0].why, AllOf(HasSubstr("template hash validator"), HasSubstr("feedfacefeedface")));
+  // Nothing left: refused, with every arch's reason.
+  test::ToyDb u;
+  u.ok(u.run("gfx942", "AMD Instinct MI300X", "feedfacefeedface"), key(16, 2, 0, 1, 32), config(32), 9.0);
+  EXPECT_THAT(build_error(u.db(), req), AllOf(HasSubstr("template hash validator"), HasSubstr("gfx942")));
+}
+
 TEST(DispatchTable, StaleResultsSupersededByFreshOnesAreNoError) {
   test::ToyDb t;
   auto stale = t.run("sm_90a", "NVIDIA H200", "feedfacefeedface");

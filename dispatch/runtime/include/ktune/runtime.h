@@ -19,7 +19,8 @@
  *    over the compiled-in table for every key it serves (exact, batch bucket or covering row); it
  *    is checked by codegen's validators (template hash of the package, one device, one compiler).
  *    A refused database is reported by ktune_runtime_override_status() and the compiled-in table
- *    serves instead. A winner of KTUNE_DB that no package holds is compiled at its first launch
+ *    serves instead; a refusal that concerns one arch (e.g. its results are stale) leaves the
+ *    database serving the others. A winner of KTUNE_DB that no package holds is compiled at its first launch
  *    (NVRTC on CUDA, hipRTC on HIP, from the templates built into this library), once per
  *    process, and cached like a packaged code object; a compile failure is KTUNE_NO_CODE_OBJECT
  *    with the compiler log's beginning. KTUNE_JIT=0 turns that off (KTUNE_NO_CODE_OBJECT naming
@@ -161,7 +162,8 @@ ktune_status ktune_qk_rope_cache_select_for_arch(const char* arch, const ktune_q
 
 /* State of the KTUNE_DB override of every family: KTUNE_OK with the database in use (for at least
  * one family), KTUNE_UNSUPPORTED when KTUNE_DB is unset or serves no family, KTUNE_INVALID_ARGUMENT
- * when it was refused (message says why, per family). Reads the database. */
+ * when it was refused for a family or an arch of one (message says why, and what it serves
+ * nonetheless). Reads the database. */
 ktune_status ktune_runtime_override_status(ktune_result* out);
 
 /* "ktune <version>: mla_decode for sm_90a (compiler, template hash), qk_rope_cache for ...". */
