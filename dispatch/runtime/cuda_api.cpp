@@ -2,6 +2,8 @@
 // macros name the versioned symbols, which the table resolves).
 #include <cuda.h>
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "backend/cuda_programmatic_launch.hpp"
@@ -15,10 +17,10 @@
 namespace ktune::runtime {
 namespace {
 
-// (cuLaunchKernelEx: drivers of CUDA 12.0 on, as the sm_90a code objects themselves need.)
+// (cuLaunchKernelEx, cuCtxGetId: drivers of CUDA 12.0 on, as the sm_90a code objects themselves need.)
 // clang-format off
 #define KTUNE_RT_CUDA_FUNCTIONS(X)                                                        \
-  X(cuGetErrorName) X(cuInit) X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuDeviceGetAttribute) \
+  X(cuGetErrorName) X(cuInit) X(cuCtxGetCurrent) X(cuCtxGetId) X(cuCtxGetDevice) X(cuDeviceGetAttribute) \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute)       \
   X(cuLaunchKernel) X(cuLaunchKernelEx)
 // clang-format on
@@ -37,13 +39,17 @@ class CudaApi final : public GpuApi {
 
   std::string_view name() const noexcept override { return "cuda"; }
 
+  // The context's id, not its address: a context created after another was destroyed may be given
+  // its address, and must not be handed the dead one's modules.
   const void* current() const override {
     CUcontext ctx = nullptr;
     check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
     if (ctx == nullptr)
       throw Unavailable("no current CUDA context on this thread (make the device's context current first, "
                         "e.g. cudaSetDevice or cuCtxSetCurrent)");
-    return ctx;
+    unsigned long long id = 0;
+    check(cuCtxGetId(ctx, &id), "cuCtxGetId");
+    return reinterpret_cast<const void*>(static_cast<uintptr_t>(id) + 1);  // + 1: never null
   }
 
   Device describe(const void* id) const override {

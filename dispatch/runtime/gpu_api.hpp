@@ -11,7 +11,10 @@ namespace ktune::runtime {
 
 // The device the calling thread launches on.
 struct Device {
-  const void* id = nullptr;  // modules are loaded once per id (CUDA: the context; HIP: device + 1)
+  // Modules are loaded once per id. CUDA: the context's unique id (a context made later at a
+  // destroyed one's address gets another). HIP: the device ordinal + 1 (after hipDeviceReset,
+  // which unloads every module, a process must not call the runtime again).
+  const void* id = nullptr;
   std::string arch;          // "sm_90a", "gfx942": the dispatch table's arch
   int compute_units = 0;
   bool overlapping_launches = false;  // Launch::overlaps_previous takes effect (CUDA, 9.0 on)

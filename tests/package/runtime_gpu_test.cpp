@@ -1,7 +1,8 @@
 // MLA decode and qk_rope_cache computed through ktune_runtime's C++ API (the shared library, its
 // compiled-in packages and their code objects) and checked against the CPU references of
 // tuner/kernels; and a KTUNE_DB winner that no package holds (qk_rope_cache's unfused baseline),
-// compiled at run time with NVRTC by an engine of its own. Buffers come from ktune's backend; the
+// compiled at run time with NVRTC by an engine of its own; and the CUDA API's context ids, which
+// the runtime's module cache is keyed by. Buffers come from ktune's backend; the
 // runtime launches on the legacy default stream of the current context.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include "backend/dl_library.hpp"
 #include "dispatch/runtime/engine.hpp"
+#include "dispatch/runtime/gpu_api.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "kernels/qk_rope_cache/inputs.hpp"
 #include "ktune/runtime.hpp"
@@ -95,6 +97,36 @@ Outcome run_through_runtime(const Key& key, const Shape& shape) {
   std::transform(o_bits.begin(), o_bits.end(), o_out.begin(), num::bf16_to_f32);
   out.verdict = verify::merge(verify::compare("o", o_out, ref.o, kOutput), verify::compare("lse", lse_out, ref.lse, kLse));
   return out;
+}
+
+// The runtime keys the modules it loaded by the current context's id: a context created where a
+// destroyed one was (the driver may give it the same address) must get another id, or it would be
+// handed modules that died with the first.
+TEST(RuntimeCudaGpu, AContextMadeAfterAnotherWasDestroyedHasItsOwnId) {
+  if (!device().ctx) GTEST_SKIP() << "no GPU: " << device().missing;
+  if (!device().ctx->info().arch.starts_with("sm_")) GTEST_SKIP() << "not a CUDA device";
+  using Context = void*;  // CUcontext; CUdevice is an int, CUresult an enum (0: success)
+  static const auto lib = backend::DlLibrary::open_first({"libcuda.so.1"});
+  const auto get_current = lib.require<int (*)(Context*)>("cuCtxGetCurrent");
+  const auto set_current = lib.require<int (*)(Context)>("cuCtxSetCurrent");
+  const auto get_device = lib.require<int (*)(int*)>("cuCtxGetDevice");
+  const auto create = lib.require<int (*)(Context*, unsigned, int)>("cuCtxCreate_v2");
+  const auto destroy = lib.require<int (*)(Context)>("cuCtxDestroy_v2");
+  Context saved = nullptr;
+  int dev = 0;
+  ASSERT_EQ(get_current(&saved), 0);
+  ASSERT_EQ(get_device(&dev), 0);
+  const auto api = runtime::cuda_api();
+  Context first = nullptr, second = nullptr;
+  ASSERT_EQ(create(&first, 0, dev), 0);  // current from here
+  const void* first_id = api->current();
+  ASSERT_EQ(destroy(first), 0);
+  ASSERT_EQ(create(&second, 0, dev), 0);
+  const void* second_id = api->current();
+  ASSERT_EQ(destroy(second), 0);
+  ASSERT_EQ(set_current(saved), 0);
+  RecordProperty("address_reused", first == second ? "yes" : "no");
+  EXPECT_NE(first_id, second_id) << (first == second ? "the driver gave the second context the first's address" : "");
 }
 
 class RuntimeGpu : public ::testing::Test {
