@@ -46,6 +46,12 @@ void run_package(const PackageOptions& o) {
   const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
   auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
   const auto p = dispatch::write_package(*db, fam, *compiler, req);
+  for (const auto& tuned : p.tuned_compiler_versions)
+    if (tuned != p.compiler_version)
+      fmt::print(stderr,
+                 "warning: results timed with code from {} are packaged compiled by {}: the code may differ from "
+                 "what won (sweep again with this compiler, or package where that one is)\n",
+                 tuned, p.compiler_version);
   if (globals().quiet) return;
   fmt::print("wrote {}: package of {} for {} ({}, template hash {}): {} code object(s), {} file(s) + {}\n", o.out,
              p.family, p.arch, p.compiler_version, p.template_hash, p.code_objects.size(), p.files.size(),

@@ -173,6 +173,7 @@ std::string render_manifest(const Table& t, const Package& p) {
             {"compiler_version", p.compiler_version},
             {"template_hash", p.template_hash},
             {"tuned_template_hashes", tuned_hashes},
+            {"tuned_compiler_versions", p.tuned_compiler_versions},
             {"dispatch_header", dispatch_header_name(t.family)},
             {"package_header", package_header_name(t.family)},
             {"code_objects", objects},
@@ -207,6 +208,9 @@ Package write_package(db::Database& db, const Family& family, const jit::Compile
   p.arch = table.arches.at(0).arch;
   p.compiler_version = compiler.version();
   p.template_hash = req.table.template_hash;
+  std::set<std::string> tuned_compilers;
+  for (const auto& r : table.arches.at(0).runs) tuned_compilers.insert(r.compiler_version);
+  p.tuned_compiler_versions.assign(tuned_compilers.begin(), tuned_compilers.end());
   std::map<std::string, std::string_view> contents;  // path -> bytes, sorted by path
   for (const auto& c : compiled) {
     p.code_objects.push_back(c.object);

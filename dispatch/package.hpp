@@ -39,6 +39,9 @@ struct PackageFile {
 
 struct Package {
   std::string family, arch, compiler_version, template_hash;
+  // Of the runs whose results it packages: code from another compiler than compiler_version was
+  // timed (the packaged code may differ from what won; `ktune package` warns).
+  std::vector<std::string> tuned_compiler_versions;
   std::vector<PackagedCodeObject> code_objects;  // sorted by name expressions
   std::vector<PackageFile> files;                // sorted by path; every file but the manifest
 };

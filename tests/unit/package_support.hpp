@@ -2,6 +2,7 @@
 // Shared pieces of the package and runtime tests: an mla_decode database with real configs
 // (filled through db::Database), made for the current templates unless told otherwise.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "db/database.hpp"
 #include "db_test_support.hpp"
+#include "dispatch/package.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "kernels/mla_decode/problem.hpp"
@@ -18,6 +20,10 @@ namespace ktune::package_test {
 using TempDir = db::test::TempDir;
 
 inline const Family& mla_family() { return family("mla_decode"); }
+
+inline nlohmann::json read_manifest(const std::string& dir) {
+  return nlohmann::json::parse(db::test::read_file(dir + "/" + std::string(dispatch::kManifestFile)));
+}
 inline std::string current_hash() { return jit::template_hash(mla_family().template_file()); }
 
 inline Params mla_key(int heads, int block_len, bool causal, num::KvDtype kv, int batch = 32) {

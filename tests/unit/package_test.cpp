@@ -37,8 +37,6 @@ PackageRequest request(const std::string& arch, const std::string& out, const ji
   return r;
 }
 
-json read_manifest(const std::string& dir) { return json::parse(db::test::read_file(dir + "/" + kManifestFile)); }
-
 // The files of the manifest whose size or hashes differ from the files on disk.
 std::vector<std::string> mismatched_files(const std::string& dir, const json& manifest) {
   std::vector<std::string> bad;
