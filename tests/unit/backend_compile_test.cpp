@@ -113,6 +113,9 @@ TEST_P(BackendCompile, ReportsTheCompilerVersion) {
   if (!b) GTEST_SKIP() << skip_reason;
   const std::string prefix = std::string(b->name()) == "hip" ? "hiprtc " : "nvrtc ";
   EXPECT_THAT(b->compiler_version(), testing::MatchesRegex(prefix + "[0-9]+\\.[0-9]+.*"));
+  // The cache key's identity: the version, the options of every compile, the library's hash.
+  EXPECT_THAT(b->compiler_identity(),
+              testing::MatchesRegex(b->compiler_version() + " \\[.*-std=c\\+\\+17.*\\] library [0-9a-f]{16}"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, BackendCompile, ::testing::Values(Target{"hip", "gfx90a"}, Target{"cuda", "sm_90a"}),

@@ -106,6 +106,19 @@ TEST(JitCache, EntryUnderAnotherKeysNameIsAMiss) {
   EXPECT_TRUE(cache.load(a));
 }
 
+// Whatever sits at an entry's path, a load is a miss (the program is compiled), never an error.
+TEST(JitCache, ADirectoryAtAnEntrysPathIsAMiss) {
+  TempDir tmp;
+  CodeCache cache(tmp.path());
+  const auto key = CodeCache::key(request(), "v1");
+  fs::create_directories(cache.path_of(key));  // reading it failed: "Is a directory"
+  EXPECT_FALSE(cache.load(key));
+  EXPECT_FALSE(cache.store(key, result())) << "a directory cannot be replaced by an entry";
+  fs::remove(cache.path_of(key));
+  ASSERT_TRUE(cache.store(key, result()));
+  EXPECT_TRUE(cache.load(key));
+}
+
 TEST(JitCache, DefaultDirectoryFollowsTheEnvironment) {
   const test_support::EnvVar home("HOME", "/h"), xdg("XDG_CACHE_HOME", "/x"), own("KTUNE_CACHE_DIR", "/k");
   EXPECT_EQ(CodeCache::default_dir(), "/k");

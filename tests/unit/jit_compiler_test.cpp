@@ -101,6 +101,11 @@ TEST_F(JitCompiler, CacheServesRepeatsAndMissesWhenTheTemplateChanges) {
   s.arch = "gfx942";
   compile_candidates(family, js, compiler, s);
   EXPECT_EQ(compiler.calls, 10) << "another arch must never hit";
+
+  compiler.build = "build 2";  // a patch release of the same version
+  const auto patched = compile_candidates(family, js, compiler, s);
+  EXPECT_EQ(patched.stats.cache_hits, 0u) << "another build of the compiler must never hit";
+  EXPECT_EQ(compiler.calls, 13);
 }
 
 TEST_F(JitCompiler, CorruptCacheEntryIsRecompiled) {

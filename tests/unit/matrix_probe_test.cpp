@@ -162,6 +162,7 @@ class ProbeCompiler final : public backend::Backend {
   bool compiler_available() const noexcept override { return true; }
   std::string compiler_unavailable_reason() const override { return {}; }
   std::string compiler_version() const override { return "probe-test 1"; }
+  std::string compiler_identity() const override { return compiler_version(); }
   backend::CompileResult compile(const backend::CompileRequest& req) const override {
     EXPECT_NE(req.source.find("mma_probe("), std::string::npos) << "the probe's template is compiled";
     const std::string& name = req.name_expressions.at(0);

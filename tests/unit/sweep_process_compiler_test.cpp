@@ -28,8 +28,9 @@ backend::CompileRequest request(const char* name) { return {"src", "k.hip", {nam
 
 TEST(SweepProcessCompiler, CompilesAndSurvivesCrashes) {
   TempDir tmp;
-  ProcessCompiler pc("fake 2.0", {"/bin/sh", tmp.write("w.sh", kCompileWorker)}, 500ms);
+  ProcessCompiler pc("fake 2.0", "fake 2.0 [-O3] library 0123", {"/bin/sh", tmp.write("w.sh", kCompileWorker)}, 500ms);
   EXPECT_EQ(pc.version(), "fake 2.0");
+  EXPECT_EQ(pc.identity(), "fake 2.0 [-O3] library 0123");
   auto ok = pc.compile(request("good<1>"));
   EXPECT_EQ(std::string(ok.code.begin(), ok.code.end()), "code");
   EXPECT_EQ(ok.lowered_names, std::vector<std::string>{"_Z1kv"});

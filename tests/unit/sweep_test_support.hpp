@@ -207,8 +207,10 @@ class FakeCompiler : public jit::Compiler {
   std::chrono::milliseconds delay{0};
   mutable std::atomic<int> calls{0}, active{0}, max_active{0};
   bool drop_a_name = false;
+  std::string build = "build 1";  // what identity() adds to the version, as a library hash does
 
   std::string version() const override { return "fake 1.0"; }
+  std::string identity() const override { return "fake 1.0 " + build; }
   backend::CompileResult compile(const backend::CompileRequest& req) const override {
     ++calls;
     int now = ++active;

@@ -67,6 +67,32 @@ TEST_F(TemplateDir, InlinesQuotedIncludesOnceAndKeepsAngleIncludes) {
   EXPECT_THAT(out, Not(HasSubstr("#include \"")));
 }
 
+// A quoted include the renderer left in the source would be read by the compiler from its working
+// directory (NVRTC looks beside the source name): in no hash and no cache key.
+TEST_F(TemplateDir, EveryQuotedIncludeIsInlinedAndOtherFormsAreRefused) {
+  write("inc.hpp", "int inc_marker;\n");
+  write("spaced.hip", "  #  include   \"inc.hpp\"\nint main_part;\n");
+  EXPECT_EQ(render("spaced.hip"), "int inc_marker;\nint main_part;\n");
+  write("macro.hip", "int a;\n#include KTUNE_HEADER\n");
+  write("open.hip", "#include \"inc.hpp\n");
+  for (const char* path : {"macro.hip", "open.hip"}) {
+    try {
+      render(path);
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr(std::string("template '") + path), HasSubstr("#include \"path\"")));
+    }
+  }
+  std::filesystem::create_directories(dir_ / "common");
+  write("dir.hip", "#include \"common\"\n");
+  EXPECT_THROW(
+      try { render("dir.hip"); } catch (const Error& e) {
+        EXPECT_THAT(e.what(), AllOf(HasSubstr("template 'common'"), HasSubstr("is a directory")));
+        throw;
+      },
+      Error);
+}
+
 TEST_F(TemplateDir, IncludeCyclesAreReported) {
   write("a.hpp", "#include \"b.hpp\"\n");
   write("b.hpp", "#include \"a.hpp\"\n");
@@ -92,6 +118,9 @@ TEST_F(TemplateDir, MissingTemplatesNameThePathAndTheRoot) {
     } catch (const Error& e) {
       EXPECT_THAT(e.what(), HasSubstr(std::string("template '") + (path == std::string("main.hip") ? "absent.hpp" : path)));
       EXPECT_THAT(e.what(), HasSubstr(dir_.string()));
+      if (path == std::string("main.hip")) {
+        EXPECT_THAT(e.what(), HasSubstr("included by 'main.hip' line 1"));
+      }
     }
   }
 }

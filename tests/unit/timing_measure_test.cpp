@@ -234,7 +234,7 @@ TEST(CopyBandwidth, TooLittleFreeMemoryIsAnError) {
 // The device's copy speed changes during the measurement: the roof is the faster probe, on
 // whichever side of the measurement it fell, and both probes are reported.
 TEST(CopyBandwidth, AroundAMeasurementTheBetterProbeIsTheRoof) {
-  for (const auto [before, after] : {std::pair{3000.0, 2000.0}, std::pair{1000.0, 4000.0}}) {
+  for (const auto& [before, after] : {std::pair{3000.0, 2000.0}, std::pair{1000.0, 4000.0}}) {
     FakeContext ctx;
     ctx.copy_gbps = before;
     const CopyRoof roof = measure_copy_around(ctx, [&] { ctx.copy_gbps = after; });

@@ -125,6 +125,9 @@ class Backend {
   virtual bool compiler_available() const noexcept = 0;
   virtual std::string compiler_unavailable_reason() const = 0;
   virtual std::string compiler_version() const = 0;  // "nvrtc 13.0", "hiprtc 5.2.21153"
+  // What the code-object cache key holds of the compiler: more than its version (the options it
+  // always passes, a hash of its library), so that a patch release or a changed option misses.
+  virtual std::string compiler_identity() const = 0;
   virtual CompileResult compile(const CompileRequest& req) const = 0;  // throws CompileError
 
   // Devices need the driver / runtime library and a GPU.

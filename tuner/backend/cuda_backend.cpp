@@ -26,6 +26,7 @@ class CudaBackend final : public Backend {
   bool compiler_available() const noexcept override { return nvrtc_.get() != nullptr; }
   std::string compiler_unavailable_reason() const override { return nvrtc_.reason(); }
   std::string compiler_version() const override { return nvrtc_.require().version(); }
+  std::string compiler_identity() const override { return nvrtc_.require().identity(); }
   CompileResult compile(const CompileRequest& req) const override {
     if (!handles_arch(req.arch))
       throw Error(fmt::format("the cuda backend compiles for sm_* targets, not '{}'", req.arch));

@@ -1,8 +1,14 @@
 #include "backend/dl_library.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
+#include <filesystem>
+#include <fstream>
 #include <utility>
+
+#include <fmt/format.h>
+#include <xxhash.h>
 
 namespace ktune::backend {
 
@@ -35,5 +41,18 @@ DlLibrary::~DlLibrary() {
 }
 
 void* DlLibrary::find(const char* symbol) const noexcept { return handle_ ? dlsym(handle_, symbol) : nullptr; }
+
+std::string DlLibrary::content_hash() const {
+  link_map* map = nullptr;
+  if (handle_ == nullptr || dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
+    return "unreadable";
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(map->l_name, ec);
+  if (ec || size == 0) return "unreadable";
+  std::string bytes(size, '\0');
+  std::ifstream f(map->l_name, std::ios::binary);
+  if (!f.read(bytes.data(), static_cast<std::streamsize>(size))) return "unreadable";
+  return fmt::format("{:016x}", XXH3_64bits(bytes.data(), bytes.size()));
+}
 
 }  // namespace ktune::backend

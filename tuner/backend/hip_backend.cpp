@@ -25,6 +25,7 @@ class HipBackend final : public Backend {
   bool compiler_available() const noexcept override { return hiprtc_.get() != nullptr; }
   std::string compiler_unavailable_reason() const override { return hiprtc_.reason(); }
   std::string compiler_version() const override { return hiprtc_.require().version(); }
+  std::string compiler_identity() const override { return hiprtc_.require().identity(); }
   CompileResult compile(const CompileRequest& req) const override {
     if (!handles_arch(req.arch))
       throw Error(fmt::format("the hip backend compiles for gfx* targets, not '{}'", req.arch));

@@ -3,13 +3,20 @@
 #include "backend/hiprtc_compiler.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <iterator>
 #include <mutex>
 #include <vector>
 
 #include "backend/hip_runtime.hpp"
 
 namespace ktune::backend {
+
+namespace {
+// Passed to every compile besides the arch.
+constexpr const char* kOptions[] = {"-O3", "-std=c++17"};
+}  // namespace
 
 HiprtcCompiler::HiprtcCompiler() : amdhip_(open_amdhip64()) {
   // Debian's ROCm 5.2 has hipRTC inside libamdhip64; later ROCm moved it to libhiprtc.
@@ -27,6 +34,7 @@ HiprtcCompiler::HiprtcCompiler() : amdhip_(open_amdhip64()) {
   if (hipError_t e = runtime_version(&packed); e != hipSuccess)
     throw Unavailable(fmt::format("hipRuntimeGetVersion failed with error {}", static_cast<int>(e)));
   version_ = "hiprtc " + hip_version_string(packed);
+  identity_ = fmt::format("{} [{}] library {}", version_, fmt::join(kOptions, " "), rtc.content_hash());
 }
 
 namespace {
@@ -78,7 +86,8 @@ CompileResult HiprtcCompiler::compile(const CompileRequest& req) const {
   for (const std::string& expr : req.name_expressions)
     check(hiprtcAddNameExpression(prog, expr.c_str()), "hiprtcAddNameExpression(" + expr + ")");
 
-  std::vector<std::string> options = {"--offload-arch=" + req.arch, "-O3", "-std=c++17"};
+  std::vector<std::string> options = {"--offload-arch=" + req.arch};
+  options.insert(options.end(), std::begin(kOptions), std::end(kOptions));
   options.insert(options.end(), req.options.begin(), req.options.end());
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());

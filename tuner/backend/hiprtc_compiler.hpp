@@ -23,6 +23,9 @@ class HiprtcCompiler {
   HiprtcCompiler();
 
   const std::string& version() const noexcept { return version_; }  // "hiprtc 5.2.21153"
+  // What a code-object cache key must hold of this compiler: the version, the options every
+  // compile passes, and a hash of the library that compiles.
+  const std::string& identity() const noexcept { return identity_; }
   // Each call owns its program. Throws CompileError carrying the compiler log.
   CompileResult compile(const CompileRequest& req) const;
 
@@ -36,6 +39,7 @@ class HiprtcCompiler {
   DlLibrary amdhip_;  // the HIP runtime: its version names the compiler
   DlLibrary rtc_;     // libhiprtc where hipRTC is a library of its own (ROCm 6 and later)
   std::string version_;
+  std::string identity_;
 };
 
 }  // namespace ktune::backend

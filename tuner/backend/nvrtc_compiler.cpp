@@ -3,8 +3,10 @@
 #include "backend/nvrtc_compiler.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
+#include <iterator>
 
 namespace ktune::backend {
 namespace {
@@ -17,6 +19,10 @@ DlLibrary open_nvrtc() {
                                 "/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so"});
 }
 
+// Passed to every compile besides the arch. No directory is searched for quoted includes: the
+// templates are rendered into one source, and a header found beside it would be in no hash.
+constexpr const char* kOptions[] = {"-std=c++17", "--no-source-include"};
+
 }  // namespace
 
 NvrtcCompiler::NvrtcCompiler() : lib_(open_nvrtc()) {
@@ -26,6 +32,7 @@ NvrtcCompiler::NvrtcCompiler() : lib_(open_nvrtc()) {
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   version_ = fmt::format("nvrtc {}.{}", major, minor);
+  identity_ = fmt::format("{} [{}] library {}", version_, fmt::join(kOptions, " "), lib_.content_hash());
 }
 
 void NvrtcCompiler::check(nvrtcResult r, std::string_view call) const {
@@ -54,7 +61,8 @@ CompileResult NvrtcCompiler::compile(const CompileRequest& req) const {
   for (const std::string& expr : req.name_expressions)
     check(nvrtcAddNameExpression(prog, expr.c_str()), "nvrtcAddNameExpression(" + expr + ")");
 
-  std::vector<std::string> options = {"--gpu-architecture=" + req.arch, "-std=c++17"};
+  std::vector<std::string> options = {"--gpu-architecture=" + req.arch};
+  options.insert(options.end(), std::begin(kOptions), std::end(kOptions));
   options.insert(options.end(), req.options.begin(), req.options.end());
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
@@ -70,7 +78,8 @@ CompileResult NvrtcCompiler::compile(const CompileRequest& req) const {
   size_t size = 0;
   check(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
   if (size == 0)
-    throw Error(fmt::format("nvrtc produced no CUBIN for '{}': name a real architecture such as sm_90a", req.arch));
+    throw CompileError(fmt::format("nvrtc produced no CUBIN for '{}': name a real architecture such as sm_90a", req.arch),
+                       result.log);
   result.code.resize(size);
   check(nvrtcGetCUBIN(prog, result.code.data()), "nvrtcGetCUBIN");
 

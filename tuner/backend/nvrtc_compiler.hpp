@@ -23,6 +23,10 @@ class NvrtcCompiler {
   NvrtcCompiler();
 
   const std::string& version() const noexcept { return version_; }  // "nvrtc 13.0"
+  // What a code-object cache key must hold of this compiler: the version, the options every
+  // compile passes, and a hash of the library's bytes (the version names only major.minor: a
+  // patch release must not be served the old one's code).
+  const std::string& identity() const noexcept { return identity_; }
   // Thread-safe: each call owns its program. Throws CompileError carrying the compiler log.
   CompileResult compile(const CompileRequest& req) const;
 
@@ -35,6 +39,7 @@ class NvrtcCompiler {
 
   DlLibrary lib_;
   std::string version_;
+  std::string identity_;
 };
 
 }  // namespace ktune::backend

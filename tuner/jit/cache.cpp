@@ -121,10 +121,10 @@ std::string CodeCache::default_dir() {
   throw Error("no cache directory: none of KTUNE_CACHE_DIR, XDG_CACHE_HOME, HOME is set");
 }
 
-std::string CodeCache::key(const backend::CompileRequest& req, std::string_view compiler_version) {
+std::string CodeCache::key(const backend::CompileRequest& req, std::string_view compiler_identity) {
   Writer w;
   w.bytes(std::string_view(kMagic, sizeof kMagic));
-  w.bytes(compiler_version);
+  w.bytes(compiler_identity);
   w.bytes(req.arch);
   w.bytes(req.source_name);
   w.bytes(req.source);
@@ -141,17 +141,22 @@ std::string CodeCache::path_of(const std::string& key) const {
   return fmt::format("{}/{}/{}.kco", dir_, key.substr(0, 2), key);
 }
 
-std::optional<backend::CompileResult> CodeCache::load(const std::string& key) const {
-  auto path = path_of(key);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  auto r = deserialize(file, key);
-  if (!r) {
+std::optional<backend::CompileResult> CodeCache::load(const std::string& key) const noexcept {
+  try {
+    auto path = path_of(key);
+    // Only a regular file can be an entry: a directory or a FIFO left at its path (opening a FIFO
+    // would block) is a miss.
     std::error_code ec;
-    fs::remove(path, ec);  // a concurrent writer renames a complete entry over it; both are fine
+    if (!fs::is_regular_file(path, ec)) return std::nullopt;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return std::nullopt;
+    std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    auto r = deserialize(file, key);
+    if (!r) fs::remove(path, ec);  // a concurrent writer renames a complete entry over it; both are fine
+    return r;
+  } catch (const std::exception&) {  // a read error (EIO): a miss, and the program is compiled
+    return std::nullopt;
   }
-  return r;
 }
 
 bool CodeCache::store(const std::string& key, const backend::CompileResult& result) const noexcept {

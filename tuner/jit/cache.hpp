@@ -1,8 +1,9 @@
 #pragma once
 // On-disk cache of compiled code objects. An entry is named by a hash of everything that can
-// change the binary (rendered source, source name, name expressions, options, arch, compiler
-// version), so a stale entry is never found rather than invalidated. Entries are written
-// atomically (temporary file + rename) and carry their length, their own key and a checksum:
+// change the binary (rendered source, source name, name expressions, options, arch, the
+// compiler's identity: Backend::compiler_identity), so a stale entry is never found rather than
+// invalidated. Entries are written atomically (temporary file + rename) and carry their length,
+// their own key and a checksum:
 // a torn, truncated or corrupt file reads as a miss (and is removed), never as code.
 #include <optional>
 #include <string>
@@ -21,13 +22,14 @@ class CodeCache {
   static std::string default_dir();
   const std::string& dir() const noexcept { return dir_; }
 
-  // 32 hex digits (xxh3-128) over every field of `req` and `compiler_version`.
-  static std::string key(const backend::CompileRequest& req, std::string_view compiler_version);
+  // 32 hex digits (xxh3-128) over every field of `req` and `compiler_identity`.
+  static std::string key(const backend::CompileRequest& req, std::string_view compiler_identity);
   std::string path_of(const std::string& key) const;
 
-  // The entry for `key`; nullopt when absent or unreadable (an unreadable entry is removed so
-  // that the recompiled one replaces it).
-  std::optional<backend::CompileResult> load(const std::string& key) const;
+  // The entry for `key`; nullopt when absent, unreadable or not a file (an unreadable entry is
+  // removed so that the recompiled one replaces it): the cache only saves time, it never fails
+  // a compile.
+  std::optional<backend::CompileResult> load(const std::string& key) const noexcept;
   // False when the entry could not be written: the cache only saves time, so a failed write
   // costs a recompile next time and never a result.
   bool store(const std::string& key, const backend::CompileResult& result) const noexcept;

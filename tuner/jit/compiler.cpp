@@ -24,11 +24,11 @@ struct Program {
 };
 
 // Compiles one program; never throws, so that one bad program cannot stop the others.
-void build(Program& p, const Compiler& compiler, const std::string& compiler_version, const CodeCache* cache) {
+void build(Program& p, const Compiler& compiler, const std::string& compiler_identity, const CodeCache* cache) {
   try {
     std::string key;
     if (cache) {
-      key = CodeCache::key(p.request, compiler_version);
+      key = CodeCache::key(p.request, compiler_identity);
       if (auto hit = cache->load(key)) {
         p.result = std::make_shared<const backend::CompileResult>(std::move(*hit));
         p.cache_hit = true;
@@ -60,7 +60,7 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
                                 const CompileSettings& settings) {
   auto start = std::chrono::steady_clock::now();
   const std::string source = render(family.template_file());
-  const std::string compiler_version = compiler.version();
+  const std::string compiler_identity = compiler.identity();
 
   CompileBatch batch;
   batch.outcomes.resize(jobs.size());
@@ -90,7 +90,7 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
   size_t done = 0;
   auto work = [&] {
     for (size_t i = next++; i < programs.size(); i = next++) {
-      build(programs[i], compiler, compiler_version, settings.cache);
+      build(programs[i], compiler, compiler_identity, settings.cache);
       if (settings.on_progress) {
         std::lock_guard lock(progress_mutex);
         settings.on_progress(++done, programs.size());

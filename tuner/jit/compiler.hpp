@@ -20,7 +20,9 @@ namespace ktune::jit {
 class Compiler {
  public:
   virtual ~Compiler() = default;
-  virtual std::string version() const = 0;  // part of the cache key
+  virtual std::string version() const = 0;  // recorded with the results
+  // The cache key's part (Backend::compiler_identity); the version where nothing else matters.
+  virtual std::string identity() const { return version(); }
   virtual backend::CompileResult compile(const backend::CompileRequest& req) const = 0;  // throws CompileError
 };
 
@@ -29,6 +31,7 @@ class BackendCompiler final : public Compiler {
  public:
   explicit BackendCompiler(const backend::Backend& b) : backend_(b) {}
   std::string version() const override { return backend_.compiler_version(); }
+  std::string identity() const override { return backend_.compiler_identity(); }
   backend::CompileResult compile(const backend::CompileRequest& req) const override { return backend_.compile(req); }
 
  private:

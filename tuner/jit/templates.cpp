@@ -1,6 +1,9 @@
 #include "jit/templates.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -18,6 +21,18 @@ std::string& root() {
   return r;
 }
 
+// The text after `#`, spaces and `include` on a preprocessor line (`  # include "x"` too), or
+// nullopt for any other line.
+std::optional<std::string_view> include_operand(std::string_view line) {
+  auto skip_blanks = [&](size_t i) { return line.find_first_not_of(" \t", std::min(i, line.size())); };
+  size_t i = skip_blanks(0);
+  if (i == std::string_view::npos || line[i] != '#') return std::nullopt;
+  i = skip_blanks(i + 1);
+  if (i == std::string_view::npos || line.compare(i, 7, "include") != 0) return std::nullopt;
+  i = skip_blanks(i + 7);
+  return i == std::string_view::npos ? std::string_view() : line.substr(i);
+}
+
 void render_into(std::string_view path, std::string& out, std::set<std::string>& done,
                  std::vector<std::string>& stack) {
   for (const auto& s : stack)
@@ -26,16 +41,24 @@ void render_into(std::string_view path, std::string& out, std::set<std::string>&
   stack.emplace_back(path);
   std::istringstream in(read_template(path));
   std::string line;
-  while (std::getline(in, line)) {
-    auto first = line.find_first_not_of(" \t");
-    if (first != std::string::npos && line.compare(first, 8, "#include") == 0) {
-      auto open = line.find('"', first);
-      auto close = open == std::string::npos ? open : line.find('"', open + 1);
-      if (close != std::string::npos) {
-        render_into(std::string_view(line).substr(open + 1, close - open - 1), out, done, stack);
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto operand = include_operand(line)) {
+      const char opening = operand->empty() ? '\0' : operand->front();
+      const size_t close = operand->find(opening == '"' ? '"' : '>', 1);
+      if ((opening != '"' && opening != '<') || close == std::string_view::npos)
+        throw Error(fmt::format("template '{}' line {}: '{}': a template includes another as #include \"path\" (or a "
+                                "compiler header as <name>), nothing else",
+                                path, number, line));
+      if (opening == '"') {  // inlined: the compiler must find no file of its own
+        try {
+          render_into(operand->substr(1, close - 1), out, done, stack);
+        } catch (const Error& e) {
+          throw Error(fmt::format("{} (included by '{}' line {})", e.what(), path, number));
+        }
         continue;
       }
     }
+    const auto first = line.find_first_not_of(" \t");
     if (first != std::string::npos && line.compare(first, 12, "#pragma once") == 0) continue;
     out += line;
     out += '\n';
@@ -50,6 +73,9 @@ const std::string& template_root() noexcept { return root(); }
 std::string read_template(std::string_view path) {
   if (!root().empty()) {
     std::string full = fmt::format("{}/{}", root(), path);
+    std::error_code ec;
+    if (std::filesystem::is_directory(full, ec))
+      throw Error(fmt::format("template '{}' under --templates {} is a directory", path, root()));
     std::ifstream f(full, std::ios::binary);
     if (!f) throw Error(fmt::format("template '{}' not found under --templates {}", path, root()));
     std::ostringstream ss;

@@ -11,9 +11,12 @@ constexpr std::chrono::seconds kStartTimeout{60};
 constexpr std::chrono::seconds kCompileTimeout{900};
 }  // namespace
 
-ProcessCompiler::ProcessCompiler(std::string version, std::vector<std::string> worker_command,
+ProcessCompiler::ProcessCompiler(std::string version, std::string identity, std::vector<std::string> worker_command,
                                  std::chrono::duration<double> timeout)
-    : version_(std::move(version)), worker_command_(std::move(worker_command)), timeout_(timeout) {}
+    : version_(std::move(version)),
+      identity_(std::move(identity)),
+      worker_command_(std::move(worker_command)),
+      timeout_(timeout) {}
 
 ProcessCompiler::~ProcessCompiler() = default;
 
@@ -48,7 +51,9 @@ backend::CompileResult ProcessCompiler::compile(const backend::CompileRequest& r
 }
 
 std::unique_ptr<jit::Compiler> compiler_for(const backend::Backend& b, std::vector<std::string> worker_command) {
-  if (b.name() == "hip") return std::make_unique<ProcessCompiler>(b.compiler_version(), std::move(worker_command), kCompileTimeout);
+  if (b.name() == "hip")
+    return std::make_unique<ProcessCompiler>(b.compiler_version(), b.compiler_identity(), std::move(worker_command),
+                                             kCompileTimeout);
   return std::make_unique<jit::BackendCompiler>(b);
 }
 

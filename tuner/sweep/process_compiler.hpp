@@ -19,9 +19,12 @@ namespace ktune::sweep {
 class ProcessCompiler final : public jit::Compiler {
  public:
   // `worker_command` starts a compile worker; `timeout` bounds one compile.
-  ProcessCompiler(std::string version, std::vector<std::string> worker_command, std::chrono::duration<double> timeout);
+  // `version` and `identity`: those of the backend the workers compile with.
+  ProcessCompiler(std::string version, std::string identity, std::vector<std::string> worker_command,
+                  std::chrono::duration<double> timeout);
   ~ProcessCompiler() override;
   std::string version() const override { return version_; }
+  std::string identity() const override { return identity_; }
   // Throws CompileError for a compiler error, crash or overrun; Error when no worker starts.
   backend::CompileResult compile(const backend::CompileRequest& req) const override;
 
@@ -29,7 +32,7 @@ class ProcessCompiler final : public jit::Compiler {
   std::unique_ptr<Supervisor> take() const;  // an idle worker, or a new one
   void give_back(std::unique_ptr<Supervisor> s) const;
 
-  std::string version_;
+  std::string version_, identity_;
   std::vector<std::string> worker_command_;
   std::chrono::duration<double> timeout_;
   mutable std::mutex mutex_;
