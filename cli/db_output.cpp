@@ -144,7 +144,8 @@ Record number(double v) {
 
 void print_records(std::ostream& out, const std::vector<Record>& rows, std::string_view format) {
   if (format == "json")
-    out << Record(rows).dump(2) << '\n';
+    // A detail another program wrote (a compiler log cut mid-character) may not be valid UTF-8.
+    out << Record(rows).dump(2, ' ', false, Record::error_handler_t::replace) << '\n';
   else if (format == "csv")
     print_csv(out, rows);
   else if (format == "table")

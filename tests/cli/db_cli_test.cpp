@@ -246,6 +246,22 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
   EXPECT_THAT(o.err, AllOf(HasSubstr(db), HasSubstr("no gap")));
 }
 
+// A detail cut inside a character (by an older ktune, or another tool) is replaced, not fatal.
+TEST(DbCli, QueryJsonOfADetailThatIsNotValidUtf8) {
+  test::TempDir dir;
+  const auto path = dir.file("utf8.db");
+  {
+    auto db = Database::open(path, true);
+    const auto run = db->begin_run(test::sample_run());
+    db->record(test::untimed(run, test::key(16, 2, 0, 1), test::config(16), Status::fault, "ends in \xE2\x80"));
+  }
+  const auto o = run_ktune_args({"query", "--db", path, "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["detail"], "ends in \xEF\xBF\xBD");  // U+FFFD
+}
+
 TEST(DbCli, QueryOfAFileThatIsNotADatabaseFailsCleanly) {
   test::TempDir dir;
   const auto path = dir.file("notes.txt");

@@ -1,6 +1,7 @@
 // `ktune sweep` and `ktune worker` where no GPU is: clear errors that say what to do instead; and
 // the options of every verb that are refused as they are read (numbers, contradictions).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -19,6 +20,16 @@ TEST(SweepCli, WithoutADeviceSuggestsCompile) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "no GPU to sweep on")) << r.output;
   EXPECT_TRUE(contains(r.output, "ktune compile --kernel mla_decode --space smoke --arch gfx90a")) << r.output;
+}
+
+// A request the worker does not understand is quoted back cut to 200 bytes: cut inside a
+// character, the reply could not be written as JSON and the worker died without an answer.
+TEST(SweepCli, AWorkerAnswersARequestItDoesNotUnderstandWithValidJson) {
+  const auto r = run_ktune("worker --backend hip", "", "{\"op\":\"x" + std::string(189, 'a') + "\xC3\xA9\xE2\x80\xA6\"}");
+  EXPECT_EQ(r.status, 4) << r.output;  // the worker retires after an unknown request
+  const auto reply = nlohmann::json::parse(r.output);
+  EXPECT_EQ(reply["status"], "fault");
+  EXPECT_NE(reply["detail"].get<std::string>().find("unknown request"), std::string::npos);
 }
 
 TEST(SweepCli, UnknownKernelAndBackendAreNamed) {

@@ -22,9 +22,9 @@ using namespace std::chrono_literals;
 const char* kWorker = R"(#!/bin/sh
 log="$1"
 answered=0
-result() {  # status median fully_timed detail; the worker's resident set grows by 1 MiB an answer
+result() {  # status median fully_timed detail [samples]; the worker's resident set grows by 1 MiB an answer
   answered=$((answered + 1))
-  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":20,\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648,\"time\":{\"setup_ms\":500,\"load_ms\":1,\"verify_ms\":20,\"screen_ms\":30,\"full_ms\":40,\"timed_ms\":25,\"total_ms\":600}}"
+  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":${5:-20},\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648,\"time\":{\"setup_ms\":500,\"load_ms\":1,\"verify_ms\":20,\"screen_ms\":30,\"full_ms\":40,\"timed_ms\":25,\"total_ms\":600}}"
 }
 while IFS= read -r line; do
   echo "$line" >> "$log"
@@ -40,6 +40,7 @@ while IFS= read -r line; do
     *'"config":"rows=80,'*) sleep 30 ;;
     *'"config":"rows=96,'*) result load_failed 0 false "bad code object" ;;
     *'"config":"rows=112,'*) sleep 1.5; result ok 20 false "" ;;
+    *'"config":"rows=128,'*) result ok 7 true "" 0 ;;
     *) echo "unexpected request" >&2; exit 9 ;;
   esac
 done
@@ -256,6 +257,18 @@ TEST_F(SweepRunner, ResumeSkipsWhatIsDoneAndKeepsTheRun) {
   options.resume = false;
   auto fresh = sweep(space({32}, {16}));
   EXPECT_NE(fresh.run_id, first.run_id) << "without --resume a sweep is a new run";
+}
+
+// A row the database would refuse (an ok result of no samples) stopped the sweep, and every
+// resumed one at the same candidate.
+TEST_F(SweepRunner, AnOkAnswerWithImpossibleTimingIsAFault) {
+  const auto s = sweep(space({32}, {128, 16}));
+  EXPECT_EQ(s.fault, 1u);
+  EXPECT_EQ(s.ok, 1u);
+  auto m = by_rows(32);
+  EXPECT_EQ(m[128].status, db::Status::fault);
+  EXPECT_NE(m[128].detail.find("impossible timing (0 samples"), std::string::npos) << m[128].detail;
+  EXPECT_EQ(m[16].status, db::Status::ok);
 }
 
 TEST_F(SweepRunner, ResumeRedoesWhatWasTimedOnAnotherShape) {

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 
 extern char** environ;
 
@@ -109,7 +110,9 @@ bool ChildProcess::drain_stderr() {
     ssize_t n = ::read(err_.get(), buf, sizeof buf);
     if (n > 0) {
       err_tail_.append(buf, static_cast<size_t>(n));
-      if (err_tail_.size() > kStderrTail) err_tail_.erase(0, err_tail_.size() - kStderrTail);
+      if (err_tail_.size() > kStderrTail)
+        // From a character's first byte (at most 3 bytes on), keeping at most kStderrTail bytes.
+        err_tail_.erase(0, utf8_boundary(err_tail_, err_tail_.size() - kStderrTail + 3));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && errno == EAGAIN) {

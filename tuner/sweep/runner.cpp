@@ -1,6 +1,7 @@
 #include "sweep/runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <future>
 #include <limits>
 #include <map>
@@ -10,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "bench/matrix_probe.hpp"
+#include "common/utf8.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
@@ -30,7 +32,8 @@ constexpr size_t kGapDetailChars = 600;
 
 std::string excerpt(std::string_view text, size_t max) {
   if (text.size() <= max) return std::string(text);
-  return fmt::format("{}\n[... {} more characters]", text.substr(0, max), text.size() - max);
+  const size_t cut = utf8_boundary(text, max);
+  return fmt::format("{}\n[... {} more bytes]", text.substr(0, cut), text.size() - cut);
 }
 
 std::string_view status_name(Status s) noexcept {
@@ -343,6 +346,18 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
     case RunStatus::fault: m.status = Status::fault; break;
   }
   if (m.status != Status::ok) return m;
+  // What the database requires of an ok row (and the roofline needs): a worker that answers
+  // otherwise is faulty, and its row a fault, not an error that stops every resumed sweep here.
+  const auto& st = r.stats;
+  if (!(st.n > 0 && std::isfinite(st.p90_us) && st.median_us > 0 && st.p10_us <= st.median_us &&
+        st.median_us <= st.p90_us)) {
+    m.status = Status::fault;
+    m.detail = excerpt(fmt::format("the worker reported an ok result with impossible timing ({} samples, p10 {} us, "
+                                   "median {} us, p90 {} us): {}",
+                                   st.n, st.p10_us, st.median_us, st.p90_us, out.reply.dump()),
+                       kDetailChars);
+    return m;
+  }
   fully_timed = r.fully_timed;
   m.median_us = r.stats.median_us;
   m.p10_us = r.stats.p10_us;

@@ -17,6 +17,7 @@
 #include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 #include "common/seed.hpp"
 #include "common/stopwatch.hpp"
 #include "sweep/memory.hpp"
@@ -31,6 +32,10 @@ RunResult failed(RunStatus status, std::string detail) {
   r.detail = std::move(detail);
   return r;
 }
+
+// A reply as one line of JSON. Text the worker passes on (a kernel's log, a request it did not
+// understand) may hold invalid UTF-8, which dump() would throw on: replaced, not fatal.
+std::string reply_line(const json& reply) { return reply.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 bool write_all(int fd, std::string line) {
   line += '\n';
@@ -282,21 +287,21 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
         reply = hello(setup, req, ctx);
         if (ctx) runner = std::make_unique<CandidateRunner>(*ctx);
       } catch (const std::exception& e) {
-        write_all(out_fd, json{{"ready", false}, {"error", e.what()}}.dump());
+        write_all(out_fd, reply_line(json{{"ready", false}, {"error", e.what()}}));
         return 1;
       }
-      if (!write_all(out_fd, reply.dump())) return 1;
+      if (!write_all(out_fd, reply_line(reply))) return 1;
     } else if (op == "compile") {
-      if (!write_all(out_fd, compile(setup, req).dump())) return 1;
+      if (!write_all(out_fd, reply_line(compile(setup, req)))) return 1;
     } else {
       int exit_status = -1;
       RunResult result = op == "run" ? run(runner.get(), req, exit_status)
-                                     : failed(RunStatus::fault, fmt::format("unknown request '{}'", text.substr(0, 200)));
+                                     : failed(RunStatus::fault, fmt::format("unknown request '{}'", text.substr(0, utf8_boundary(text, 200))));
       if (op != "run") exit_status = 4;
       result.fatal = exit_status >= 0;
       if (!result.fatal) measure_memory(ctx.get(), result);
       result.time.total_ms = handling.ms();
-      if (!write_all(out_fd, to_json(result).dump())) return 1;
+      if (!write_all(out_fd, reply_line(to_json(result)))) return 1;
       if (result.fatal) return exit_status;
     }
   }
