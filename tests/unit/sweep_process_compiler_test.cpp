@@ -51,5 +51,20 @@ TEST(SweepProcessCompiler, CompilesAndSurvivesCrashes) {
   EXPECT_EQ(pc.compile(request("good<3>")).code, ok.code) << "compiling goes on after a crash and a hang";
 }
 
+// A worker that cannot start is the compiler's failure, not the program's: a compile error would
+// be recorded for every candidate, and kept by --resume.
+TEST(SweepProcessCompiler, AWorkerThatCannotStartIsTheCompilerUnavailable) {
+  TempDir tmp;
+  ProcessCompiler pc("fake 2.0", "fake 2.0", {tmp.path() + "/no-such-ktune", "worker"}, 500ms);
+  try {
+    pc.compile(request("good<1>"));
+    ADD_FAILURE() << "compiled without a worker";
+  } catch (const jit::CompilerUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("no compile worker starts (" + tmp.path() + "/no-such-ktune worker)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ktune::sweep

@@ -282,6 +282,26 @@ TEST_F(SweepRunner, ResumeRedoesWhatWasTimedOnAnotherShape) {
   EXPECT_EQ(again.candidates, 2u);
 }
 
+// A compiler that cannot run stops the sweep with nothing recorded for the key, so that --resume
+// compiles and measures it (recorded as compile errors, the candidates were never retried).
+TEST_F(SweepRunner, ACompilerThatCannotRunStopsTheSweepAndResumeRetries) {
+  compiler.unavailable = true;
+  try {
+    sweep(space({32}, {16, 48}));
+    ADD_FAILURE() << "the sweep went on without a compiler";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no compile worker starts"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(db->measurements().empty());
+  EXPECT_TRUE(db->gaps().empty());
+  compiler.unavailable = false;
+  options.resume = true;
+  const auto again = sweep(space({32}, {16, 48}));
+  EXPECT_EQ(again.candidates, 2u);
+  EXPECT_EQ(again.ok, 1u);
+}
+
 TEST_F(SweepRunner, CompileErrorGapWhenNothingCompiles) {
   sweep(space({32}, {99}));
   auto gaps = db->gaps();

@@ -208,11 +208,13 @@ class FakeCompiler : public jit::Compiler {
   mutable std::atomic<int> calls{0}, active{0}, max_active{0};
   bool drop_a_name = false;
   std::string build = "build 1";  // what identity() adds to the version, as a library hash does
+  bool unavailable = false;        // as a compile worker that does not start
 
   std::string version() const override { return "fake 1.0"; }
   std::string identity() const override { return "fake 1.0 " + build; }
   backend::CompileResult compile(const backend::CompileRequest& req) const override {
     ++calls;
+    if (unavailable) throw jit::CompilerUnavailable("fake: no compile worker starts");
     int now = ++active;
     for (int m = max_active; now > m && !max_active.compare_exchange_weak(m, now);) {
     }

@@ -21,6 +21,7 @@ struct Program {
   std::string error;
   bool cache_hit = false;
   bool cache_write_failed = false;
+  std::string compiler_unavailable;  // CompilerUnavailable's message: the batch stops
 };
 
 // Compiles one program; never throws, so that one bad program cannot stop the others.
@@ -43,6 +44,8 @@ void build(Program& p, const Compiler& compiler, const std::string& compiler_ide
     p.result = std::move(result);
   } catch (const CompileError& e) {
     p.error = e.log().empty() ? e.what() : fmt::format("{}\n{}", e.what(), e.log());
+  } catch (const CompilerUnavailable& e) {
+    p.compiler_unavailable = e.what();
   } catch (const std::exception& e) {
     p.error = e.what();
   } catch (...) {
@@ -81,16 +84,18 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
     if (inserted)
       programs.push_back({backend::CompileRequest{source, basename(family.template_file()), out.name_expressions,
                                                   settings.arch, settings.options},
-                          nullptr, {}, false, false});
+                          nullptr, {}, false, false, {}});
     job_program[i] = it->second;
   }
 
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
   size_t done = 0;
+  std::atomic<bool> unavailable{false};  // once the compiler cannot run, no program is tried
   auto work = [&] {
-    for (size_t i = next++; i < programs.size(); i = next++) {
+    for (size_t i = next++; i < programs.size() && !unavailable; i = next++) {
       build(programs[i], compiler, compiler_identity, settings.cache);
+      if (!programs[i].compiler_unavailable.empty()) unavailable = true;
       if (settings.on_progress) {
         std::lock_guard lock(progress_mutex);
         settings.on_progress(++done, programs.size());
@@ -105,6 +110,8 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
     if (threads > 0) work();
   }
 
+  for (const auto& p : programs)
+    if (!p.compiler_unavailable.empty()) throw CompilerUnavailable(p.compiler_unavailable);
   for (const auto& p : programs) {
     batch.stats.cache_hits += p.cache_hit;
     batch.stats.failed_programs += p.result == nullptr;

@@ -10,11 +10,20 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "common/error.hpp"
 #include "common/params.hpp"
 #include "jit/cache.hpp"
 #include "kernels/family.hpp"
 
 namespace ktune::jit {
+
+// The compiler cannot run at all (its worker process does not start): not the program's fault,
+// so compile_candidates stops and throws it rather than recording a compile error for each
+// program (a sweep would keep those for good, and --resume would not retry them).
+class CompilerUnavailable : public Error {
+ public:
+  using Error::Error;
+};
 
 // What compiles one request. Must be callable from several threads at once.
 class Compiler {
@@ -23,7 +32,8 @@ class Compiler {
   virtual std::string version() const = 0;  // recorded with the results
   // The cache key's part (Backend::compiler_identity); the version where nothing else matters.
   virtual std::string identity() const { return version(); }
-  virtual backend::CompileResult compile(const backend::CompileRequest& req) const = 0;  // throws CompileError
+  // Throws CompileError (the program's), CompilerUnavailable (the compiler's).
+  virtual backend::CompileResult compile(const backend::CompileRequest& req) const = 0;
 };
 
 // Compiles in this process with a backend's JIT (hipRTC / NVRTC).

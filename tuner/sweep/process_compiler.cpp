@@ -1,6 +1,7 @@
 #include "sweep/process_compiler.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "sweep/protocol.hpp"
@@ -39,6 +40,12 @@ void ProcessCompiler::give_back(std::unique_ptr<Supervisor> s) const {
 
 backend::CompileResult ProcessCompiler::compile(const backend::CompileRequest& req) const {
   auto worker = take();
+  try {
+    worker->ensure_started();
+  } catch (const Error& e) {
+    throw jit::CompilerUnavailable(fmt::format("no compile worker starts ({}): {}", fmt::join(worker_command_, " "),
+                                               e.what()));
+  }
   auto out = worker->request(to_json(req), timeout_);
   give_back(std::move(worker));  // a dead worker is replaced on its next request
   if (out.kind == WorkerOutcome::Kind::timeout)

@@ -25,7 +25,8 @@ class ProcessCompiler final : public jit::Compiler {
   ~ProcessCompiler() override;
   std::string version() const override { return version_; }
   std::string identity() const override { return identity_; }
-  // Throws CompileError for a compiler error, crash or overrun; Error when no worker starts.
+  // Throws CompileError for a compiler error, crash or overrun; jit::CompilerUnavailable when no
+  // worker starts.
   backend::CompileResult compile(const backend::CompileRequest& req) const override;
 
  private:
