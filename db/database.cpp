@@ -227,6 +227,7 @@ class SqliteDatabase final : public Database {
                                       {"r.backend = ?", {like.backend}},
                                       {"r.device_name = ?", {like.device_name}},
                                       {"r.arch = ?", {like.arch}},
+                                      {"r.compiler_version = ?", {like.compiler_version}},
                                       {"r.template_hash = ?", {like.template_hash}}};
       auto q = select(c_, fmt::format("SELECT {} FROM runs AS r", run_columns), where, "ORDER BY r.id");
       std::vector<Run> out;

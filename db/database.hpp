@@ -114,7 +114,8 @@ class Database {
   virtual int64_t begin_run(const Run& r) = 0;
   virtual Run run(int64_t id) = 0;  // throws Error for an unknown id
   virtual std::vector<Run> runs(const Filter& f = {}) = 0;  // ordered by id
-  // Runs of `family` on the same device, arch and template hash: what --resume continues.
+  // Runs of `family` on the same device and arch, with the same compiler and template hash: what
+  // --resume may continue (tuner/sweep/runner.hpp says which).
   virtual std::vector<Run> compatible_runs(const Run& like) = 0;
 
   // One committed transaction; the family is the run's. Returns the new measurement id.

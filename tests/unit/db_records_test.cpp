@@ -122,6 +122,9 @@ TEST_F(DbRecords, CompatibleRunsShareEveryValidator) {
   other = like;
   other.template_hash = "fedcba9876543210";
   db->begin_run(other);
+  other = like;
+  other.compiler_version = "nvrtc 12.4";  // codegen's compiler validator would refuse the mix
+  db->begin_run(other);
   // Provenance that is not a validator does not matter.
   other = like;
   other.host = "node99";

@@ -271,15 +271,47 @@ TEST_F(SweepRunner, AnOkAnswerWithImpossibleTimingIsAFault) {
   EXPECT_EQ(m[16].status, db::Status::ok);
 }
 
-TEST_F(SweepRunner, ResumeRedoesWhatWasTimedOnAnotherShape) {
-  sweep(space({32}, {16, 48}));
+// A run's winners are per key, whatever the shape: results of another shape in it would compete.
+TEST_F(SweepRunner, ResumeOnAnotherShapeStartsANewRun) {
+  const auto first = sweep(space({32}, {16, 48}));
   options.resume = true;
   auto other = space({32}, {16, 48});
   other.shape = Params{{"ctx", 2000}, {"batch", 4}};
-  auto again = sweep(other);
-  EXPECT_TRUE(again.resumed);
+  const auto again = sweep(other);
+  EXPECT_FALSE(again.resumed);
+  EXPECT_NE(again.run_id, first.run_id);
   EXPECT_EQ(again.already_done, 0u);
   EXPECT_EQ(again.candidates, 2u);
+  EXPECT_EQ(sweep(other).run_id, again.run_id) << "and that run is resumed on its own shape";
+}
+
+// A fresh run killed after its first result, then resumed: the run it continues is the killed
+// one, and only its own results are done (an older complete run's would leave it incomplete,
+// and codegen serves each key from its newest run).
+TEST_F(SweepRunner, ResumeCountsOnlyTheContinuedRunsResults) {
+  const auto complete = sweep(space({32}, {16, 48}));
+  const auto killed = sweep(space({32}, {16}));  // as if killed before rows=48
+  ASSERT_NE(killed.run_id, complete.run_id);
+  options.resume = true;
+  const auto resumed = sweep(space({32}, {16, 48}));
+  EXPECT_EQ(resumed.run_id, killed.run_id);
+  EXPECT_EQ(resumed.already_done, 1u);
+  EXPECT_EQ(resumed.candidates, 1u) << "rows=48 was measured by the complete run only";
+}
+
+// Shards of one space are runs of their own: resuming one continues its own run, not the newest.
+TEST_F(SweepRunner, ResumeOfAShardContinuesThatShardsRun) {
+  options.shard = {0, 2};
+  const auto shard0 = sweep(space({32, 4}, {16}));
+  options.shard = {1, 2};
+  const auto shard1 = sweep(space({32, 4}, {16}));
+  ASSERT_NE(shard0.run_id, shard1.run_id);
+  options.resume = true;
+  options.shard = {0, 2};
+  const auto resumed = sweep(space({32, 4}, {16}));
+  EXPECT_EQ(resumed.run_id, shard0.run_id);
+  EXPECT_EQ(resumed.candidates, 0u);
+  EXPECT_EQ(resumed.already_done, 1u);
 }
 
 // A compiler that cannot run stops the sweep with nothing recorded for the key, so that --resume

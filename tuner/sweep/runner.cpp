@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -200,7 +201,7 @@ class Sweep {
   Clock::time_point start_ = Clock::now();
   std::unique_ptr<Supervisor> supervisor_;
   DoneSet done_;
-  std::map<Params, KeyTally> prior_;  // per key, from the resumed runs
+  std::map<Params, KeyTally> prior_;  // per key, from the resumed run
   std::map<Params, std::map<Params, double>> medians_;  // key -> config -> median of its ok results
   const std::vector<PlannedKey>* plan_keys_ = nullptr;   // run()'s plan while it runs: a key's neighbours
   std::vector<std::string> ranking_ = ranking_fields(family_);
@@ -210,21 +211,30 @@ class Sweep {
 };
 
 void Sweep::resume() {
-  auto compatible = db_.compatible_runs(run_);
-  if (compatible.empty()) return;
-  run_ = compatible.back();
-  summary_.resumed = true;
-  for (const auto& r : compatible) {
+  // The newest compatible run whose every result belongs to this sweep: timed on its shape, of
+  // keys in its plan (so not another shard's). Only that run's results are done: another run's
+  // would leave this one's keys incomplete, and codegen serves a key from its newest run.
+  std::set<Params> planned;
+  for (const auto& k : build_plan(space_, target_limits(run_.arch), {}, options_.shard).keys) planned.insert(k.key);
+  const auto compatible = db_.compatible_runs(run_);
+  for (auto r = compatible.rbegin(); r != compatible.rend(); ++r) {
     db::Filter f;
-    f.run_id = r.id;
-    for (const auto& m : db_.measurements(f)) {
-      if (m.shape != space_.shape) continue;  // timed on another shape: not this sweep's result
+    f.run_id = r->id;
+    const auto measured = db_.measurements(f);
+    const bool ours = std::all_of(measured.begin(), measured.end(), [&](const db::Measurement& m) {
+      return m.shape == space_.shape && planned.contains(m.key);
+    });
+    if (!ours) continue;
+    run_ = *r;
+    summary_.resumed = true;
+    for (const auto& m : measured) {
       done_.insert({m.key, m.config});
       // A screened-out result was slower than a fully timed one of its key when it was taken,
       // so counting every ok result as fully timed leaves the key's best unchanged.
       prior_[m.key].add(m, true, family_.config_fields());
       if (m.status == Status::ok) medians_[m.key][m.config] = m.median_us;
     }
+    return;
   }
 }
 

@@ -5,7 +5,9 @@
 //
 // Killed and resumed: every result is committed as it arrives, so a sweep killed at any moment
 // (SIGKILL included) loses at most the candidate in flight; `resume` continues the latest
-// compatible run, skips the (key, config) pairs already recorded, and closes (gap recorded or
+// compatible run (same device, arch, compiler and templates) whose results all belong to this
+// sweep (its shape, keys of its plan: not another shard's), else starts a new run; it skips the
+// (key, config) pairs that run recorded, and closes (gap recorded or
 // cleared) the keys the killed sweep finished measuring but had not closed. The result is the
 // one an uninterrupted sweep records (tests/unit/sweep_kill_resume_test.cpp).
 //
