@@ -31,6 +31,7 @@ while IFS= read -r line; do
     *'"do":"garbage"'*) echo "this is not json" ;;
     *'"do":"exit"'*) exit 7 ;;
     *'"do":"fatal"'*) echo '{"status":"fault","fatal":true}'; exit 3 ;;
+    *'"do":"endless"'*) head -c 300000000 /dev/zero; sleep 30 ;;
     *) echo "{\"status\":\"ok\",\"pid\":$$}" ;;
   esac
 done
@@ -54,6 +55,16 @@ TEST_F(SweepSupervisor, RepliesComeFromOneLongLivedWorker) {
   EXPECT_EQ(a.reply["pid"], b.reply["pid"]);
   EXPECT_EQ(sup.workers_started(), 1);
   EXPECT_EQ(sup.hello_reply()["pid"], a.reply["pid"]);
+}
+
+// An answer that never ends (300 MB without a newline) is cut off at ChildProcess::kMaxLine, not
+// read until the timeout into the parent's memory.
+TEST_F(SweepSupervisor, AnAnswerBeyondTheLineLimitIsAFault) {
+  auto sup = make();
+  const auto out = sup.request(req("endless"), 60s);
+  EXPECT_EQ(out.kind, Kind::fault);
+  EXPECT_NE(out.detail.find("more than 256 MiB without ending its answer"), std::string::npos) << out.detail;
+  EXPECT_EQ(sup.request(req("ok"), 5s).kind, Kind::reply) << "a new worker answers the next request";
 }
 
 TEST_F(SweepSupervisor, CrashIsAFaultAndTheNextRequestGetsANewWorker) {

@@ -148,12 +148,15 @@ bool ChildProcess::send_line(std::string_view line, Clock::time_point deadline) 
 }
 
 ChildProcess::Read ChildProcess::read_line(std::string& line, Clock::time_point deadline) {
+  size_t scanned = 0;  // bytes of in_buf_ known to hold no newline: each read is searched once
   while (true) {
-    if (auto nl = in_buf_.find('\n'); nl != std::string::npos) {
+    if (auto nl = in_buf_.find('\n', scanned); nl != std::string::npos) {
       line = in_buf_.substr(0, nl);
       in_buf_.erase(0, nl + 1);
       return Read::line;
     }
+    scanned = in_buf_.size();
+    if (scanned > kMaxLine) return Read::too_long;
     if (!channel_) return Read::closed;
     if (Clock::now() >= deadline) return Read::timeout;
     pollfd fds[2] = {{channel_.get(), POLLIN, 0}, {err_ ? err_.get() : -1, POLLIN, 0}};

@@ -51,9 +51,12 @@ class ChildProcess {
   // Sends `line` and a newline. False when the child closed its end or the deadline passed.
   bool send_line(std::string_view line, Clock::time_point deadline);
 
-  enum class Read { line, closed, timeout };
-  // Waits for the next line (without its newline) until `deadline`.
+  enum class Read { line, closed, timeout, too_long };
+  // Waits for the next line (without its newline) until `deadline`; too_long once kMaxLine bytes
+  // came without a newline (a worker gone wrong must not fill the parent's memory).
   Read read_line(std::string& line, Clock::time_point deadline);
+  // Far above any answer (a compile reply carries its code object: a few MiB at most).
+  static constexpr size_t kMaxLine = size_t{256} << 20;
 
   // True while the child has not exited (reaps it when it has).
   bool running();

@@ -51,6 +51,8 @@ void Supervisor::start() {
   if (read == ChildProcess::Read::timeout)
     throw Error(retire(fmt::format("the worker process did not start within {:.0f} s", start_timeout_.count()), kNow));
   if (read == ChildProcess::Read::closed) throw Error(retire("the worker process did not start: it exited", kExitGrace));
+  if (read == ChildProcess::Read::too_long)
+    throw Error(retire("the worker process answered its start with more than a line can hold", kNow));
   auto reply = nlohmann::json::parse(line, nullptr, false);
   if (reply.is_discarded() || !reply.is_object())
     throw Error(retire(fmt::format("the worker process answered its start with '{}'", line), kNow));
@@ -83,6 +85,13 @@ WorkerOutcome Supervisor::request(const nlohmann::json& request, std::chrono::du
     // Lets it finish dying, so that the status says why (a signal, an abort, an exit code).
     out.kind = WorkerOutcome::Kind::fault;
     out.detail = retire("the worker died", kExitGrace);
+    return out;
+  }
+  if (read == ChildProcess::Read::too_long) {
+    out.kind = WorkerOutcome::Kind::fault;
+    out.detail = retire(fmt::format("the worker wrote more than {} MiB without ending its answer; worker killed",
+                                    ChildProcess::kMaxLine >> 20),
+                        kNow);
     return out;
   }
   out.reply = nlohmann::json::parse(line, nullptr, false);
