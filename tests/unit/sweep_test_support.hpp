@@ -185,11 +185,13 @@ class ToyFamily : public Family {
   // Records the cache it is offered, then makes its own inputs.
   std::unique_ptr<Instance> instantiate_for_timing(backend::Context& ctx, const Params& key, const Params& shape,
                                                    uint64_t seed, InputCache& inputs) const override {
+    if (timing_inputs_fail) throw Error("out of device memory for the timing inputs");
     timing_inputs.push_back(&inputs);
     return instantiate(ctx, key, shape, seed, false);
   }
   mutable int instances = 0;  // how often instantiate ran
   mutable std::vector<const InputCache*> timing_inputs;  // what each timing instance was offered
+  bool timing_inputs_fail = false;  // as a device without the memory for the timing shape
   std::vector<std::string> verification_ignores;  // none unless a test says
   std::vector<std::string> ranking = {"kv_dtype", "heads"};
 

@@ -185,6 +185,15 @@ TEST_F(SweepWorker, FailuresAreReportedByKind) {
   EXPECT_THROW(runner.run(family, request("fault")), DeviceFault) << "a device fault ends the worker";
 }
 
+// A config that verified and then could not be timed did not compute wrong results: a fault.
+TEST_F(SweepWorker, ACandidateThatCannotBeTimedIsAFaultNotAWrongResult) {
+  family.timing_inputs_fail = true;
+  const auto r = runner.run(family, request("value=39"));
+  EXPECT_EQ(r.status, RunStatus::fault);
+  EXPECT_NE(r.detail.find("timing shape"), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("out of device memory"), std::string::npos) << r.detail;
+}
+
 TEST_F(SweepWorker, TimeIsAccountedByPhase) {
   // 200 us launches are sampled one at a time (no batches, no graphs), so the fake device's clock
   // says exactly which launches were timed: all but the verification launch and the warm-ups.

@@ -155,8 +155,8 @@ RunResult CandidateRunner::time(const Family& family, const RunRequest& req, con
     return r;
   } catch (const DeviceFault&) {
     throw;
-  } catch (const Error& e) {
-    return failed(RunStatus::verify_failed,
+  } catch (const Error& e) {  // verified, so not a wrong result: it failed to run
+    return failed(RunStatus::fault,
                   fmt::format("timing shape {}: {}", req.shape.pretty(family.shape_fields()), e.what()));
   }
 }
