@@ -41,6 +41,8 @@ while IFS= read -r line; do
     *'"config":"rows=96,'*) result load_failed 0 false "bad code object" ;;
     *'"config":"rows=112,'*) sleep 1.5; result ok 20 false "" ;;
     *'"config":"rows=128,'*) result ok 7 true "" 0 ;;
+    *'"config":"rows=144,'*) result ok 9 true ""; sleep 0.3; echo "teardown abort" >&2; kill -ABRT $$ ;;
+    *'"config":"rows=160,'*) result ok 11 true "" ;;
     *) echo "unexpected request" >&2; exit 9 ;;
   esac
 done
@@ -85,7 +87,8 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   EXPECT_EQ(s.fault, 1u);
   EXPECT_EQ(s.timeout, 1u);
   EXPECT_EQ(s.compile_error, 2u) << "rows=99 does not compile, rows=96 does not load";
-  EXPECT_EQ(s.workers_started, 3u) << "one fresh worker after the crash and one after the timeout";
+  EXPECT_EQ(s.workers_started, 4u)
+      << "two fresh workers for the crash (the candidate is asked twice before it is blamed), one after the timeout";
 
   auto runs = db->runs();
   ASSERT_EQ(runs.size(), 1u);
@@ -94,7 +97,7 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   EXPECT_DOUBLE_EQ(runs[0].matrix_tflops, 0.4) << "so is the matrix-core throughput";
   // Measured once per run: the workers started after the crash and the timeout measure nothing.
   const auto hellos = requested("hello");
-  ASSERT_EQ(hellos.size(), 3u);
+  ASSERT_EQ(hellos.size(), 4u);
   EXPECT_EQ(hellos[0]["copy_gbps"], true);
   EXPECT_EQ(hellos[0]["matrix_tflops"], true);
   for (size_t i = 1; i < hellos.size(); ++i) {
@@ -271,6 +274,22 @@ TEST_F(SweepRunner, AnOkAnswerWithImpossibleTimingIsAFault) {
   EXPECT_EQ(m[16].status, db::Status::ok);
 }
 
+// A worker that dies after answering (in the previous candidate's teardown, or killed for its
+// memory) takes the request in flight with it: that candidate is asked again of a fresh worker.
+TEST_F(SweepRunner, ACandidateWhoseWorkerDiedUnderItIsAskedOnceMore) {
+  const auto s = sweep(space({40}, {144, 160}));
+  EXPECT_EQ(s.ok, 2u);
+  EXPECT_EQ(s.fault, 0u);
+  EXPECT_EQ(s.workers_started, 2u);
+  auto m = by_rows(40);
+  EXPECT_EQ(m[160].status, db::Status::ok) << m[160].detail;
+  // A candidate that kills its worker every time is blamed, with both deaths.
+  const auto crash = sweep(space({32}, {64}));
+  EXPECT_EQ(crash.fault, 1u);
+  const auto detail = by_rows(32)[64].detail;
+  EXPECT_NE(detail.find("asked twice"), std::string::npos) << detail;
+}
+
 // A run's winners are per key, whatever the shape: results of another shape in it would compete.
 TEST_F(SweepRunner, ResumeOnAnotherShapeStartsANewRun) {
   const auto first = sweep(space({32}, {16, 48}));
@@ -346,7 +365,7 @@ TEST_F(SweepRunner, CrashesAndHangsBecomeFaultAndTimeoutGaps) {
   sweep(space({32}, {64}));
   sweep(space({24}, {80}));
   auto mixed = sweep(space({20}, {80, 64}));
-  EXPECT_EQ(mixed.workers_started, 2u) << "a fresh worker after the hang";
+  EXPECT_EQ(mixed.workers_started, 3u) << "a fresh worker after the hang, another to ask the crash again";
   std::map<int64_t, db::Gap> gaps;
   for (auto& g : db->gaps()) gaps[g.key.at("heads")] = g;
   ASSERT_EQ(gaps.size(), 3u);

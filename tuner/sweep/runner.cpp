@@ -321,20 +321,33 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   req.full = options_.full_policy;
   req.full_cutoff_us = tally.best_us * options_.screen_factor;
   req.screen.abandon_us = tally.best_us * options_.abandon_factor;
-  {
-    const Stopwatch starting;  // a fresh worker after a fault
-    supervisor_->ensure_started();
-    summary_.time.worker_start += starting.seconds();
+  auto ask = [&] {
+    {
+      const Stopwatch starting;  // a fresh worker after a fault
+      supervisor_->ensure_started();
+      summary_.time.worker_start += starting.seconds();
+    }
+    const Stopwatch round_trip;
+    auto out = supervisor_->request(to_json(req), options_.timeout);
+    return std::make_pair(std::move(out), round_trip.seconds());
+  };
+  auto [out, round_trip_s] = ask();
+  // A worker that died without answering may have been dying before the request (the OOM killer,
+  // an abort in the previous candidate's teardown): the candidate is asked once more, of a fresh
+  // worker, before it is blamed.
+  if (out.kind == WorkerOutcome::Kind::fault && out.died) {
+    summary_.time.lost += round_trip_s;
+    const std::string first = out.detail;
+    std::tie(out, round_trip_s) = ask();
+    if (out.kind != WorkerOutcome::Kind::reply)
+      out.detail = fmt::format("{}\n(asked twice; the first worker: {})", out.detail, first);
   }
-  const Stopwatch round_trip;
-  auto out = supervisor_->request(to_json(req), options_.timeout);
   if (out.kind != WorkerOutcome::Kind::reply) {
-    summary_.time.lost += round_trip.seconds();
+    summary_.time.lost += round_trip_s;
     m.status = out.kind == WorkerOutcome::Kind::timeout ? Status::timeout : Status::fault;
     m.detail = excerpt(out.detail, kDetailChars);
     return m;
   }
-  const double round_trip_s = round_trip.seconds();
   RunResult r;
   try {
     r = run_result_from(out.reply);

@@ -84,6 +84,7 @@ WorkerOutcome Supervisor::request(const nlohmann::json& request, std::chrono::du
   if (read == ChildProcess::Read::closed) {
     // Lets it finish dying, so that the status says why (a signal, an abort, an exit code).
     out.kind = WorkerOutcome::Kind::fault;
+    out.died = true;
     out.detail = retire("the worker died", kExitGrace);
     return out;
   }

@@ -19,6 +19,7 @@ struct WorkerOutcome {
   Kind kind = Kind::reply;
   nlohmann::json reply;  // Kind::reply: the worker's answer
   std::string detail;    // fault / timeout: what happened, with the end of the worker's stderr
+  bool died = false;     // fault: the worker exited or was killed without answering
 };
 
 class Supervisor {
