@@ -110,7 +110,15 @@ TEST(RuntimeCudaGpu, AContextMadeAfterAnotherWasDestroyedHasItsOwnId) {
   const auto get_current = lib.require<int (*)(Context*)>("cuCtxGetCurrent");
   const auto set_current = lib.require<int (*)(Context)>("cuCtxSetCurrent");
   const auto get_device = lib.require<int (*)(int*)>("cuCtxGetDevice");
-  const auto create = lib.require<int (*)(Context*, unsigned, int)>("cuCtxCreate_v2");
+  // cuCtxCreate: CUDA 13's (its parameters may be null), else CUDA 12's.
+  using CreateV4 = int (*)(Context*, void*, unsigned, int);
+  using CreateV2 = int (*)(Context*, unsigned, int);
+  const auto create_v4 = reinterpret_cast<CreateV4>(lib.find("cuCtxCreate_v4"));
+  const auto create_v2 = reinterpret_cast<CreateV2>(lib.find("cuCtxCreate_v2"));
+  ASSERT_TRUE(create_v4 || create_v2) << "libcuda.so.1 has neither cuCtxCreate_v4 nor cuCtxCreate_v2";
+  const auto create = [&](Context* c, unsigned flags, int d) {
+    return create_v4 ? create_v4(c, nullptr, flags, d) : create_v2(c, flags, d);
+  };
   const auto destroy = lib.require<int (*)(Context)>("cuCtxDestroy_v2");
   Context saved = nullptr;
   int dev = 0;
