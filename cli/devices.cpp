@@ -83,8 +83,11 @@ Json device_record(const backend::Backend& b, int ordinal, bool roofs) {
 
 Json backend_record(const backend::Backend& b, bool roofs) {
   Json r = {{"name", b.name()}};
-  r["compiler"] = b.compiler_available() ? Json{{"available", true}, {"version", b.compiler_version()}}
-                                         : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
+  // identity: what code-object cache keys hold of the compiler (a cache seeded on another
+  // machine serves here only where this matches).
+  r["compiler"] = b.compiler_available()
+                      ? Json{{"available", true}, {"version", b.compiler_version()}, {"identity", b.compiler_identity()}}
+                      : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
   r["runtime"] = b.available() ? Json{{"available", true}, {"driver", b.driver_version()}}
                                : Json{{"available", false}, {"reason", b.unavailable_reason()}};
   r["devices"] = Json::array();
@@ -109,7 +112,7 @@ void print_human(const Json& backends) {
   std::vector<Record> rows;
   for (const Json& b : backends) {
     const std::string name = b["name"];
-    fmt::print("{}\n  compiler: {}\n  runtime:  {}\n", name, status_text(b["compiler"], "version"),
+    fmt::print("{}\n  compiler: {}\n  runtime:  {}\n", name, status_text(b["compiler"], "identity"),
                status_text(b["runtime"], "driver"));
     for (const Json& d : b["devices"]) {
       Record row = {{"backend", name},

@@ -32,6 +32,21 @@ TEST(SweepCli, AWorkerAnswersARequestItDoesNotUnderstandWithValidJson) {
   EXPECT_NE(reply["detail"].get<std::string>().find("unknown request"), std::string::npos);
 }
 
+// The compiler's identity is what code-object cache keys hold: shown, so that a cache seeded on
+// another machine can be seen to match or not.
+TEST(SweepCli, DevicesShowTheCompilersCacheIdentity) {
+  const auto o = run_ktune_args({"devices", "--no-bandwidth", "--json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  size_t compilers = 0;
+  for (const auto& b : nlohmann::json::parse(o.out).at("backends")) {
+    const auto& c = b.at("compiler");
+    if (!c.at("available").get<bool>()) continue;
+    ++compilers;
+    EXPECT_EQ(c.at("identity").get<std::string>().rfind(c.at("version").get<std::string>() + " [", 0), 0u) << c;
+  }
+  if (compilers == 0) GTEST_SKIP() << "neither NVRTC nor hipRTC loads here";
+}
+
 TEST(SweepCli, UnknownKernelAndBackendAreNamed) {
   CliTempDir tmp;
   auto kernel = run_ktune("sweep --kernel nosuch --db " + tmp.path() + "/t.db");
