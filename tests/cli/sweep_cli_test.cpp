@@ -38,7 +38,8 @@ TEST(SweepCli, DevicesShowTheCompilersCacheIdentity) {
   const auto o = run_ktune_args({"devices", "--no-bandwidth", "--json"});
   ASSERT_EQ(o.status, 0) << o.err;
   size_t compilers = 0;
-  for (const auto& b : nlohmann::json::parse(o.out).at("backends")) {
+  const auto devices = nlohmann::json::parse(o.out);
+  for (const auto& b : devices.at("backends")) {
     const auto& c = b.at("compiler");
     if (!c.at("available").get<bool>()) continue;
     ++compilers;
