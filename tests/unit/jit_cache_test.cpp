@@ -1,3 +1,4 @@
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -116,6 +117,24 @@ TEST(JitCache, ADirectoryAtAnEntrysPathIsAMiss) {
   EXPECT_FALSE(cache.store(key, result())) << "a directory cannot be replaced by an entry";
   fs::remove(cache.path_of(key));
   ASSERT_TRUE(cache.store(key, result()));
+  EXPECT_TRUE(cache.load(key));
+}
+
+// A process killed while writing leaves its temporary file; storing in that shard directory
+// removes those a day old, and never one that may be in progress.
+TEST(JitCache, AbandonedTemporaryFilesGoWhenTheirShardIsWrittenTo) {
+  TempDir tmp;
+  CodeCache cache(tmp.path());
+  const auto key = CodeCache::key(request(), "v1");
+  const auto shard = fs::path(cache.path_of(key)).parent_path();
+  fs::create_directories(shard);
+  const auto old = shard / "0123.kco.tmp.host.42.0", fresh = shard / "0123.kco.tmp.host.43.0";
+  std::ofstream(old) << "half an entry";
+  std::ofstream(fresh) << "an entry being written";
+  fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::hours(25));
+  ASSERT_TRUE(cache.store(key, result()));
+  EXPECT_FALSE(fs::exists(old));
+  EXPECT_TRUE(fs::exists(fresh));
   EXPECT_TRUE(cache.load(key));
 }
 

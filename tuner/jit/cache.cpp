@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -103,6 +105,29 @@ std::optional<backend::CompileResult> deserialize(std::string_view file, const s
   r.log = std::string(log);
   return r;
 }
+// Marks a temporary file in an entry's name: "<key>.kco.tmp.<host>.<pid>.<n>".
+constexpr std::string_view kTemporary = ".tmp.";
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "host";
+  return name;
+}
+
+// A process killed while writing an entry leaves its temporary file, which nothing renames:
+// those of a shard directory a day old go when an entry is stored there (a day: longer than any
+// write takes, so never one in progress).
+void remove_abandoned_temporaries(const fs::path& shard) {
+  std::error_code ec;
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  for (fs::directory_iterator it(shard, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    std::error_code stat_ec;
+    if (name.find(kTemporary) != std::string::npos && it->last_write_time(stat_ec) < old && !stat_ec)
+      fs::remove(it->path(), stat_ec);
+  }
+}
+
 }  // namespace
 
 CodeCache::CodeCache(std::string dir) : dir_(dir.empty() ? default_dir() : std::move(dir)) {
@@ -165,9 +190,10 @@ bool CodeCache::store(const std::string& key, const backend::CompileResult& resu
     auto path = path_of(key);
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
-    // Unique per process and call, so that parallel compiles and concurrent sweeps never share
-    // a temporary file; rename() then publishes a complete entry atomically.
-    auto tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++);
+    // Unique per host, process and call, so that parallel compiles and concurrent sweeps (of
+    // containers sharing one cache, too) never share a temporary file; rename() then publishes a
+    // complete entry atomically.
+    auto tmp = fmt::format("{}{}{}.{}.{}", path, kTemporary, host_name(), ::getpid(), counter++);
     {
       std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
       auto bytes = serialize(key, result);
@@ -179,9 +205,12 @@ bool CodeCache::store(const std::string& key, const backend::CompileResult& resu
       }
     }
     fs::rename(tmp, path, ec);
-    if (!ec) return true;
-    fs::remove(tmp, ec);
-    return false;
+    if (ec) {
+      fs::remove(tmp, ec);
+      return false;
+    }
+    remove_abandoned_temporaries(fs::path(path).parent_path());
+    return true;
   } catch (...) {
     return false;
   }
