@@ -55,7 +55,7 @@ TEST(SweepTomlGuard, RefusesTheInputsFuzzingFound) {
     EXPECT_NE(refusal(found), "") << found;
   EXPECT_EQ(refusal("f=0490-06-2h 1]\"\xef\xbb\xbe"),
             "spaces/s.toml:1:3: not valid TOML: Error while parsing value: could not determine value type");
-  for (const std::string& around : {"a = 1'\xc3\xa9'\n", "a = [1, 2x\"\xc3\xa9\"]\n", "d = 1979-05-27 07:32:00\"\xc3\xa9\"\n",
+  for (const char* around : {"a = 1'\xc3\xa9'\n", "a = [1, 2x\"\xc3\xa9\"]\n", "d = 1979-05-27 07:32:00\"\xc3\xa9\"\n",
                                     "f=0490-06-2h 1,\"\xc3\xa9\"\n", "f=0490-06-2h 1#\xc3\xa9\n", "a = {b\"\xc3\xa9\" = 1}\n",
                                     "\"x\"\xc3\xa9 = 1\n"})
     EXPECT_NE(refusal(around), "") << around;
