@@ -2,6 +2,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <xxhash.h>
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <fmt/format.h>
+
 #include "backend/dl_library.hpp"
 
 namespace ktune::backend {
@@ -37,6 +48,24 @@ TEST(DlLibrary, MovedFromHandleFindsNothing) {
   DlLibrary moved = std::move(lib);
   EXPECT_NE(moved.find("cos"), nullptr);
   EXPECT_EQ(lib.find("cos"), nullptr);  // NOLINT(bugprone-use-after-move): the contract under test
+}
+
+// The hash read in pieces is the hash of the whole file: a copy of libstdc++ (larger than one
+// piece) is opened by its path and hashed both ways.
+TEST(DlLibrary, ContentHashIsTheHashOfTheWholeFile) {
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&std::terminate), &info), 0);
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "ktune_dl_library_hash";
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / "libcopy.so";
+  std::filesystem::copy_file(info.dli_fname, copy, std::filesystem::copy_options::overwrite_existing);
+  std::ifstream f(copy, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  ASSERT_GT(bytes.size(), size_t{1} << 20) << "one piece would hash it whole";
+
+  const DlLibrary lib = DlLibrary::open_first({copy.string()});
+  EXPECT_EQ(lib.content_hash(), fmt::format("{:016x}", XXH3_64bits(bytes.data(), bytes.size())));
+  EXPECT_EQ(DlLibrary().content_hash(), "unreadable");
 }
 
 }  // namespace

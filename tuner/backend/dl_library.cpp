@@ -3,9 +3,11 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <filesystem>
+#include <cstdint>
 #include <fstream>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -46,13 +48,18 @@ std::string DlLibrary::content_hash() const {
   link_map* map = nullptr;
   if (handle_ == nullptr || dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
     return "unreadable";
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(map->l_name, ec);
-  if (ec || size == 0) return "unreadable";
-  std::string bytes(size, '\0');
   std::ifstream f(map->l_name, std::ios::binary);
-  if (!f.read(bytes.data(), static_cast<std::streamsize>(size))) return "unreadable";
-  return fmt::format("{:016x}", XXH3_64bits(bytes.data(), bytes.size()));
+  const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
+  if (!f || !state || XXH3_64bits_reset(state.get()) != XXH_OK) return "unreadable";
+  // In pieces: a compiler's library is large (NVRTC 13.0: 109 MB) and need not be in memory whole.
+  std::vector<char> piece(1 << 20);
+  std::uint64_t total = 0;
+  while (f.read(piece.data(), static_cast<std::streamsize>(piece.size())) || f.gcount() > 0) {
+    XXH3_64bits_update(state.get(), piece.data(), static_cast<size_t>(f.gcount()));
+    total += static_cast<std::uint64_t>(f.gcount());
+  }
+  if (f.bad() || total == 0) return "unreadable";
+  return fmt::format("{:016x}", XXH3_64bits_digest(state.get()));
 }
 
 }  // namespace ktune::backend

@@ -23,7 +23,7 @@ class DlLibrary {
 
   const std::string& path() const noexcept { return path_; }  // the candidate that loaded
   // xxh3-64 (16 hex digits) of the bytes of the file the loader mapped; "unreadable" when that
-  // file cannot be found or read. Reads the whole file: call it once.
+  // file cannot be found or read. Reads the whole file (in pieces): call it once.
   std::string content_hash() const;
   // The symbol's address, or nullptr when this library has no such symbol.
   void* find(const char* symbol) const noexcept;

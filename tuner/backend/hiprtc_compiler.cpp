@@ -3,7 +3,6 @@
 #include "backend/hiprtc_compiler.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <iterator>
 #include <mutex>
@@ -14,16 +13,21 @@
 namespace ktune::backend {
 
 namespace {
+
 // Passed to every compile besides the arch.
 constexpr const char* kOptions[] = {"-O3", "-std=c++17"};
+
+// Debian's ROCm 5.2 has hipRTC inside libamdhip64 (nothing to open); later ROCm moved it to libhiprtc.
+DlLibrary open_separate_hiprtc(const DlLibrary& amdhip) {
+  if (amdhip.find("hiprtcCreateProgram") != nullptr) return {};
+  return DlLibrary::open_first({"libhiprtc.so", "libhiprtc.so.6", "/opt/rocm/lib/libhiprtc.so"});
+}
+
 }  // namespace
 
-HiprtcCompiler::HiprtcCompiler() : amdhip_(open_amdhip64()) {
-  // Debian's ROCm 5.2 has hipRTC inside libamdhip64; later ROCm moved it to libhiprtc.
-  const bool built_in = amdhip_.find("hiprtcCreateProgram") != nullptr;
-  if (!built_in) rtc_ = DlLibrary::open_first({"libhiprtc.so", "libhiprtc.so.6", "/opt/rocm/lib/libhiprtc.so"});
-  const DlLibrary& rtc = built_in ? amdhip_ : rtc_;
-#define KTUNE_HIPRTC_LOAD(fn) fn = rtc.require<decltype(&::fn)>(#fn);
+HiprtcCompiler::HiprtcCompiler()
+    : amdhip_(open_amdhip64()), rtc_(open_separate_hiprtc(amdhip_)), identity_(version_, kOptions, rtc()) {
+#define KTUNE_HIPRTC_LOAD(fn) fn = rtc().require<decltype(&::fn)>(#fn);
   KTUNE_HIPRTC_FUNCTIONS(KTUNE_HIPRTC_LOAD)
 #undef KTUNE_HIPRTC_LOAD
   // hiprtcVersion reports the compiler front end (9.0 on ROCm 5.2), not the ROCm release that
@@ -34,7 +38,6 @@ HiprtcCompiler::HiprtcCompiler() : amdhip_(open_amdhip64()) {
   if (hipError_t e = runtime_version(&packed); e != hipSuccess)
     throw Unavailable(fmt::format("hipRuntimeGetVersion failed with error {}", static_cast<int>(e)));
   version_ = "hiprtc " + hip_version_string(packed);
-  identity_ = fmt::format("{} [{}] library {}", version_, fmt::join(kOptions, " "), rtc.content_hash());
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "backend/backend.hpp"
+#include "backend/compiler_identity.hpp"
 #include "backend/dl_library.hpp"
 
 namespace ktune::backend {
@@ -23,9 +24,8 @@ class HiprtcCompiler {
   HiprtcCompiler();
 
   const std::string& version() const noexcept { return version_; }  // "hiprtc 5.2.21153"
-  // What a code-object cache key must hold of this compiler: the version, the options every
-  // compile passes, and a hash of the library that compiles.
-  const std::string& identity() const noexcept { return identity_; }
+  // What a code-object cache key must hold of this compiler (CompilerIdentity), on first call.
+  const std::string& identity() const { return identity_.get(); }
   // Each call owns its program. Throws CompileError carrying the compiler log.
   CompileResult compile(const CompileRequest& req) const;
 
@@ -38,8 +38,10 @@ class HiprtcCompiler {
 
   DlLibrary amdhip_;  // the HIP runtime: its version names the compiler
   DlLibrary rtc_;     // libhiprtc where hipRTC is a library of its own (ROCm 6 and later)
+  // The library that compiles: rtc_ where one was opened, else the HIP runtime.
+  const DlLibrary& rtc() const noexcept { return rtc_.path().empty() ? amdhip_ : rtc_; }
   std::string version_;
-  std::string identity_;
+  CompilerIdentity identity_;
 };
 
 }  // namespace ktune::backend

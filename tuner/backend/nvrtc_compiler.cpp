@@ -3,7 +3,6 @@
 #include "backend/nvrtc_compiler.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <iterator>
@@ -25,14 +24,13 @@ constexpr const char* kOptions[] = {"-std=c++17", "--no-source-include"};
 
 }  // namespace
 
-NvrtcCompiler::NvrtcCompiler() : lib_(open_nvrtc()) {
+NvrtcCompiler::NvrtcCompiler() : lib_(open_nvrtc()), identity_(version_, kOptions, lib_) {
 #define KTUNE_NVRTC_LOAD(fn) fn = lib_.require<decltype(&::fn)>(#fn);
   KTUNE_NVRTC_FUNCTIONS(KTUNE_NVRTC_LOAD)
 #undef KTUNE_NVRTC_LOAD
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   version_ = fmt::format("nvrtc {}.{}", major, minor);
-  identity_ = fmt::format("{} [{}] library {}", version_, fmt::join(kOptions, " "), lib_.content_hash());
 }
 
 void NvrtcCompiler::check(nvrtcResult r, std::string_view call) const {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "backend/backend.hpp"
+#include "backend/compiler_identity.hpp"
 #include "backend/dl_library.hpp"
 
 namespace ktune::backend {
@@ -23,10 +24,8 @@ class NvrtcCompiler {
   NvrtcCompiler();
 
   const std::string& version() const noexcept { return version_; }  // "nvrtc 13.0"
-  // What a code-object cache key must hold of this compiler: the version, the options every
-  // compile passes, and a hash of the library's bytes (the version names only major.minor: a
-  // patch release must not be served the old one's code).
-  const std::string& identity() const noexcept { return identity_; }
+  // What a code-object cache key must hold of this compiler (CompilerIdentity), on first call.
+  const std::string& identity() const { return identity_.get(); }
   // Thread-safe: each call owns its program. Throws CompileError carrying the compiler log.
   CompileResult compile(const CompileRequest& req) const;
 
@@ -39,7 +38,7 @@ class NvrtcCompiler {
 
   DlLibrary lib_;
   std::string version_;
-  std::string identity_;
+  CompilerIdentity identity_;
 };
 
 }  // namespace ktune::backend
