@@ -65,13 +65,12 @@ void run(const CompileOptions& o) {
   }
   const auto& s = batch.stats;
   if (!quiet || s.failed_programs) {
-    fmt::print("compile: {} programs: {} compiled, {} from the cache{}, {} failed; {}{}\n", s.programs,
+    fmt::print("compile: {} programs: {} compiled, {} from the cache{}, {} failed; {}\n", s.programs,
                s.programs - s.cache_hits - s.failed_programs, s.cache_hits,
                cache ? fmt::format(" ({})", cache->dir()) : "", s.failed_programs,
-               sweep::Progress::format_duration(s.seconds),
-               s.cache_write_failures ? fmt::format("; {} cache entries could not be written", s.cache_write_failures)
-                                      : "");
+               sweep::Progress::format_duration(s.seconds));
   }
+  if (cache && s.cache_writes_failed.count) fmt::print(stderr, "{}\n", s.cache_writes_failed.warning(*cache));
   if (s.failed_programs)
     throw Error(fmt::format("{} of {} programs failed to compile for {} (logs above)", s.failed_programs, s.programs,
                             o.arch));

@@ -94,6 +94,7 @@ void run(const SweepCliOptions& o) {
              s.not_started ? fmt::format("; {} not started (budget)", s.not_started) : "", s.workers_started,
              sweep::Progress::format_duration(s.seconds), o.db);
   fmt::print("{}\n", sweep::describe_time(s));
+  if (cache && s.cache_writes_failed.count) fmt::print(stderr, "{}\n", s.cache_writes_failed.warning(*cache));
   if (s.memory_start.rss_bytes > 0) {
     const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const auto &a = s.memory_start, &b = s.memory_end;

@@ -208,6 +208,7 @@ Package write_package(db::Database& db, const Family& family, const jit::Compile
   p.arch = table.arches.at(0).arch;
   p.compiler_version = compiler.version();
   p.template_hash = req.table.template_hash;
+  p.cache_writes_failed = batch.stats.cache_writes_failed;
   std::set<std::string> tuned_compilers;
   for (const auto& r : table.arches.at(0).runs) tuned_compilers.insert(r.compiler_version);
   p.tuned_compiler_versions.assign(tuned_compilers.begin(), tuned_compilers.end());

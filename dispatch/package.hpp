@@ -44,6 +44,7 @@ struct Package {
   std::vector<std::string> tuned_compiler_versions;
   std::vector<PackagedCodeObject> code_objects;  // sorted by name expressions
   std::vector<PackageFile> files;                // sorted by path; every file but the manifest
+  jit::CacheWriteFailures cache_writes_failed;    // of request.cache (`ktune package` warns)
 };
 
 struct PackageRequest {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cli_run.hpp"
@@ -28,6 +29,19 @@ TEST(CompileCli, SmokeSpaceCompilesForGfx90aAndThenComesFromTheCache) {
   auto second = run_ktune("compile --kernel mla_decode --space smoke --arch gfx90a", env);
   ASSERT_EQ(second.status, 0) << second.output;
   EXPECT_TRUE(contains(second.output, " 0 compiled")) << "every program must come from the cache: " << second.output;
+}
+
+// A cache that cannot store (files where its shard directories go) costs the next run its
+// compiles, never this one its results: the command succeeds and says so.
+TEST(CompileCli, ACacheThatCannotStoreIsAWarning) {
+  CliTempDir cache;
+  for (int shard = 0; shard < 256; ++shard) std::ofstream(fmt::format("{}/{:02x}", cache.path(), shard)) << "";
+  auto r = run_ktune("compile --kernel qk_rope_cache --space smoke --arch gfx90a --heads 16", "KTUNE_CACHE_DIR=" + cache.path());
+  SKIP_WITHOUT_COMPILER(r, "gfx90a");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, " 0 failed")) << r.output;
+  EXPECT_TRUE(contains(r.output, "could not be stored in the cache " + cache.path() + " (the first: cannot create "))
+      << r.output;
 }
 
 TEST(CompileCli, FilteredSpaceCompilesForSm90a) {

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -12,6 +13,7 @@
 namespace ktune::jit {
 namespace {
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 using testing::TempDir;
 
 backend::CompileRequest request() {
@@ -33,7 +35,7 @@ TEST(JitCache, StoredEntryLoadsBackIdentical) {
   CodeCache cache(tmp.path());
   auto key = CodeCache::key(request(), "hiprtc 5.2");
   EXPECT_FALSE(cache.load(key));
-  ASSERT_TRUE(cache.store(key, result()));
+  ASSERT_EQ(cache.store(key, result()), "");
   auto hit = cache.load(key);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->code, result().code);
@@ -69,7 +71,7 @@ TEST(JitCache, CorruptEntryIsAMissAndIsRemoved) {
   CodeCache cache(tmp.path());
   auto key = CodeCache::key(request(), "v");
   auto damage = [&](auto how) {
-    ASSERT_TRUE(cache.store(key, result()));
+    ASSERT_EQ(cache.store(key, result()), "");
     std::string bytes;
     {
       std::ifstream f(cache.path_of(key), std::ios::binary);
@@ -100,7 +102,7 @@ TEST(JitCache, EntryUnderAnotherKeysNameIsAMiss) {
   TempDir tmp;
   CodeCache cache(tmp.path());
   auto a = CodeCache::key(request(), "v1"), b = CodeCache::key(request(), "v2");
-  ASSERT_TRUE(cache.store(a, result()));
+  ASSERT_EQ(cache.store(a, result()), "");
   fs::create_directories(fs::path(cache.path_of(b)).parent_path());
   fs::copy_file(cache.path_of(a), cache.path_of(b));
   EXPECT_FALSE(cache.load(b));
@@ -114,9 +116,9 @@ TEST(JitCache, ADirectoryAtAnEntrysPathIsAMiss) {
   const auto key = CodeCache::key(request(), "v1");
   fs::create_directories(cache.path_of(key));  // reading it failed: "Is a directory"
   EXPECT_FALSE(cache.load(key));
-  EXPECT_FALSE(cache.store(key, result())) << "a directory cannot be replaced by an entry";
+  EXPECT_THAT(cache.store(key, result()), HasSubstr("cannot rename")) << "a directory cannot be replaced by an entry";
   fs::remove(cache.path_of(key));
-  ASSERT_TRUE(cache.store(key, result()));
+  ASSERT_EQ(cache.store(key, result()), "");
   EXPECT_TRUE(cache.load(key));
 }
 
@@ -132,7 +134,7 @@ TEST(JitCache, AbandonedTemporaryFilesGoWhenTheirShardIsWrittenTo) {
   std::ofstream(old) << "half an entry";
   std::ofstream(fresh) << "an entry being written";
   fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::hours(25));
-  ASSERT_TRUE(cache.store(key, result()));
+  ASSERT_EQ(cache.store(key, result()), "");
   EXPECT_FALSE(fs::exists(old));
   EXPECT_TRUE(fs::exists(fresh));
   EXPECT_TRUE(cache.load(key));

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -13,6 +15,8 @@
 
 namespace ktune::jit {
 namespace {
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 using testing::TempDir;
 using testing::FakeCompiler;
 using testing::ToyFamily;
@@ -106,6 +110,48 @@ TEST_F(JitCompiler, CacheServesRepeatsAndMissesWhenTheTemplateChanges) {
   const auto patched = compile_candidates(family, js, compiler, s);
   EXPECT_EQ(patched.stats.cache_hits, 0u) << "another build of the compiler must never hit";
   EXPECT_EQ(compiler.calls, 13);
+}
+
+// The identity exists for cache keys: hashing a compiler's library is not paid without a cache.
+TEST_F(JitCompiler, NoCacheAsksNoIdentity) {
+  compile_candidates(family, jobs({8}, {{16, 1}}), compiler, settings("gfx90a"));
+  EXPECT_EQ(compiler.identity_calls, 0);
+  CodeCache cache(cache_dir.path());
+  compile_candidates(family, jobs({8}, {{16, 1}}), compiler, settings("gfx90a", 0, &cache));
+  EXPECT_EQ(compiler.identity_calls, 1);
+}
+
+// A cache that cannot store costs only time: every program compiles, and the batch counts the
+// failed writes and keeps the first reason for the commands' warning.
+TEST_F(JitCompiler, FailedCacheWritesAreCountedWithTheirReason) {
+  CodeCache cache(cache_dir.path());
+  for (int shard = 0; shard < 256; ++shard)  // a file where each shard directory would go
+    std::ofstream(fmt::format("{}/{:02x}", cache_dir.path(), shard)) << "";
+  const auto batch = compile_candidates(family, jobs({8}, {{16, 1}, {32, 1}}), compiler, settings("gfx90a", 2, &cache));
+  ASSERT_TRUE(batch.outcomes[0].ok());
+  ASSERT_TRUE(batch.outcomes[1].ok());
+  const auto& failed = batch.stats.cache_writes_failed;
+  EXPECT_EQ(failed.count, 2u);
+  EXPECT_THAT(failed.first, HasSubstr("cannot create " + cache_dir.path() + "/"));
+  EXPECT_THAT(failed.warning(cache), AllOf(HasSubstr("2 code objects could not be stored in the cache " + cache_dir.path()),
+                                           HasSubstr(failed.first), HasSubstr("compiles them again")));
+
+  const auto clean = compile_candidates(family, jobs({8}, {{16, 1}}), compiler, settings("gfx90a", 2, nullptr));
+  EXPECT_EQ(clean.stats.cache_writes_failed.count, 0u);
+  EXPECT_EQ(clean.stats.cache_writes_failed.warning(cache), "");
+}
+
+TEST(CacheWriteFailures, AddingKeepsTheFirstReason) {
+  CacheWriteFailures all;
+  all.add({});
+  all.add({1, "cannot create a"});
+  all.add({2, "cannot create b"});
+  EXPECT_EQ(all.count, 3u);
+  EXPECT_EQ(all.first, "cannot create a");
+  const TempDir dir;
+  const CodeCache cache(dir.path());
+  EXPECT_EQ(CacheWriteFailures({1, "why"}).warning(cache),
+            "warning: 1 code object could not be stored in the cache " + dir.path() + ": why; the next run compiles it again");
 }
 
 TEST_F(JitCompiler, CorruptCacheEntryIsRecompiled) {

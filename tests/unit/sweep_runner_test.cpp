@@ -138,6 +138,18 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   EXPECT_NE(gaps[2].detail.find("rows > 4 * heads"), std::string::npos) << gaps[2].detail;
 }
 
+// Every key's compiles add to the sweep's count of code objects its cache could not store.
+TEST_F(SweepRunner, CacheWritesThatFailAreSummedOverTheKeys) {
+  const testing::TempDir dir;
+  const jit::CodeCache cache(dir.path());
+  for (int shard = 0; shard < 256; ++shard) std::ofstream(fmt::format("{}/{:02x}", dir.path(), shard)) << "";
+  const auto s = run(*db, space({32, 16}, {16, 32}), options, &cache);
+  EXPECT_EQ(s.ok, 4u);
+  EXPECT_EQ(compiler.calls, 4);
+  EXPECT_EQ(s.cache_writes_failed.count, 4u) << "two keys of two programs";
+  EXPECT_THAT(s.cache_writes_failed.first, ::testing::HasSubstr("cannot create " + dir.path()));
+}
+
 TEST_F(SweepRunner, ScreeningCutoffFollowsTheBestSoFar) {
   sweep(space({32}, {16, 32}));
   std::vector<double> cutoffs;

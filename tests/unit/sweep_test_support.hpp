@@ -208,12 +208,16 @@ class FakeCompiler : public jit::Compiler {
  public:
   std::chrono::milliseconds delay{0};
   mutable std::atomic<int> calls{0}, active{0}, max_active{0};
+  mutable std::atomic<int> identity_calls{0};
   bool drop_a_name = false;
   std::string build = "build 1";  // what identity() adds to the version, as a library hash does
   bool unavailable = false;        // as a compile worker that does not start
 
   std::string version() const override { return "fake 1.0"; }
-  std::string identity() const override { return "fake 1.0 " + build; }
+  std::string identity() const override {
+    ++identity_calls;
+    return "fake 1.0 " + build;
+  }
   backend::CompileResult compile(const backend::CompileRequest& req) const override {
     ++calls;
     if (unavailable) throw jit::CompilerUnavailable("fake: no compile worker starts");

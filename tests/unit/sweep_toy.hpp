@@ -51,9 +51,11 @@ struct ToySweep {
     r.template_hash = "0123";
     return r;
   }
-  sweep::SweepSummary run(db::Database& db, const sweep::Space& s, const sweep::SweepOptions& o) const {
+  sweep::SweepSummary run(db::Database& db, const sweep::Space& s, const sweep::SweepOptions& o,
+                          const jit::CodeCache* cache = nullptr) const {
     jit::CompileSettings cs;
     cs.arch = "sm_90a";
+    cs.cache = cache;
     return sweep::run_sweep(s, db, provenance(), compiler, cs, o);
   }
 };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -184,35 +185,42 @@ std::optional<backend::CompileResult> CodeCache::load(const std::string& key) co
   }
 }
 
-bool CodeCache::store(const std::string& key, const backend::CompileResult& result) const noexcept {
+std::string CodeCache::store(const std::string& key, const backend::CompileResult& result) const noexcept {
   static std::atomic<uint64_t> counter{0};
   try {
-    auto path = path_of(key);
+    const auto path = path_of(key);
+    const auto shard = fs::path(path).parent_path();
     std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (fs::create_directories(shard, ec); ec) return fmt::format("cannot create {}: {}", shard.string(), ec.message());
     // Unique per host, process and call, so that parallel compiles and concurrent sweeps (of
     // containers sharing one cache, too) never share a temporary file; rename() then publishes a
     // complete entry atomically.
-    auto tmp = fmt::format("{}{}{}.{}.{}", path, kTemporary, host_name(), ::getpid(), counter++);
+    const auto tmp = fmt::format("{}{}{}.{}.{}", path, kTemporary, host_name(), ::getpid(), counter++);
     {
       std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      auto bytes = serialize(key, result);
+      if (!f) return fmt::format("cannot create {}: {}", tmp, std::strerror(errno));
+      const auto bytes = serialize(key, result);
       f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
       f.close();
       if (!f) {
+        const std::string why = std::strerror(errno);
         fs::remove(tmp, ec);
-        return false;
+        return fmt::format("cannot write {}: {}", tmp, why);
       }
     }
-    fs::rename(tmp, path, ec);
-    if (ec) {
+    if (fs::rename(tmp, path, ec); ec) {
+      const std::string why = ec.message();
       fs::remove(tmp, ec);
-      return false;
+      return fmt::format("cannot rename {} to {}: {}", tmp, path, why);
     }
-    remove_abandoned_temporaries(fs::path(path).parent_path());
-    return true;
-  } catch (...) {
-    return false;
+    remove_abandoned_temporaries(shard);
+    return {};
+  } catch (const std::exception& e) {
+    try {
+      return e.what();
+    } catch (...) {
+      return "out of memory";  // short enough to allocate nothing
+    }
   }
 }
 

@@ -30,9 +30,9 @@ class CodeCache {
   // removed so that the recompiled one replaces it): the cache only saves time, it never fails
   // a compile.
   std::optional<backend::CompileResult> load(const std::string& key) const noexcept;
-  // False when the entry could not be written: the cache only saves time, so a failed write
-  // costs a recompile next time and never a result.
-  bool store(const std::string& key, const backend::CompileResult& result) const noexcept;
+  // Empty when the entry was written; else why not ("cannot create PATH: Permission denied").
+  // The cache only saves time, so a failed write costs a recompile next time and never a result.
+  [[nodiscard]] std::string store(const std::string& key, const backend::CompileResult& result) const noexcept;
 
  private:
   std::string dir_;

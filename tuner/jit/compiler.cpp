@@ -20,7 +20,7 @@ struct Program {
   std::shared_ptr<const backend::CompileResult> result;
   std::string error;
   bool cache_hit = false;
-  bool cache_write_failed = false;
+  std::string cache_write_error;  // CodeCache::store's reason, when it failed
   std::string compiler_unavailable;  // CompilerUnavailable's message: the batch stops
 };
 
@@ -40,7 +40,7 @@ void build(Program& p, const Compiler& compiler, const std::string& compiler_ide
     if (result->lowered_names.size() != p.request.name_expressions.size())
       throw Error(fmt::format("the compiler returned {} lowered names for {} name expressions",
                               result->lowered_names.size(), p.request.name_expressions.size()));
-    if (cache) p.cache_write_failed = !cache->store(key, *result);
+    if (cache) p.cache_write_error = cache->store(key, *result);
     p.result = std::move(result);
   } catch (const CompileError& e) {
     p.error = e.log().empty() ? e.what() : fmt::format("{}\n{}", e.what(), e.log());
@@ -59,11 +59,26 @@ std::string basename(std::string_view path) {
 }
 }  // namespace
 
+void CacheWriteFailures::add(const CacheWriteFailures& more) {
+  if (first.empty()) first = more.first;
+  count += more.count;
+}
+
+std::string CacheWriteFailures::warning(const CodeCache& cache) const {
+  if (count == 0) return {};
+  if (count == 1)
+    return fmt::format("warning: 1 code object could not be stored in the cache {}: {}; the next run compiles it again",
+                       cache.dir(), first);
+  return fmt::format("warning: {} code objects could not be stored in the cache {} (the first: {}); the next run "
+                     "compiles them again",
+                     count, cache.dir(), first);
+}
+
 CompileBatch compile_candidates(const Family& family, std::span<const CompileJob> jobs, const Compiler& compiler,
                                 const CompileSettings& settings) {
   auto start = std::chrono::steady_clock::now();
   const std::string source = render(family.template_file());
-  const std::string compiler_identity = compiler.identity();
+  const std::string compiler_identity = settings.cache ? compiler.identity() : std::string();
 
   CompileBatch batch;
   batch.outcomes.resize(jobs.size());
@@ -84,7 +99,7 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
     if (inserted)
       programs.push_back({backend::CompileRequest{source, basename(family.template_file()), out.name_expressions,
                                                   settings.arch, settings.options},
-                          nullptr, {}, false, false, {}});
+                          nullptr, {}, false, {}, {}});
     job_program[i] = it->second;
   }
 
@@ -115,7 +130,7 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
   for (const auto& p : programs) {
     batch.stats.cache_hits += p.cache_hit;
     batch.stats.failed_programs += p.result == nullptr;
-    batch.stats.cache_write_failures += p.cache_write_failed;
+    if (!p.cache_write_error.empty()) batch.stats.cache_writes_failed.add({1, p.cache_write_error});
   }
   batch.stats.programs = programs.size();
   for (size_t i = 0; i < jobs.size(); ++i) {

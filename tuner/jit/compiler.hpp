@@ -61,11 +61,22 @@ struct CompileOutcome {
   bool ok() const noexcept { return result != nullptr; }
 };
 
+// Entries the code-object cache could not store. Nothing is lost but time (the next run compiles
+// them again), which is why the commands say so rather than fail: a cache directory on a full or
+// read-only disk would otherwise cost every run its compiles without a word.
+struct CacheWriteFailures {
+  size_t count = 0;
+  std::string first;  // the first failure's reason (CodeCache::store)
+  void add(const CacheWriteFailures& more);
+  // "" when none failed; else a warning line naming the count, the cache and the first reason.
+  std::string warning(const CodeCache& cache) const;
+};
+
 struct CompileStats {
   size_t programs = 0;              // distinct sets of name expressions
   size_t cache_hits = 0;            // programs loaded from the cache
   size_t failed_programs = 0;
-  size_t cache_write_failures = 0;
+  CacheWriteFailures cache_writes_failed;
   double seconds = 0;
 };
 

@@ -551,6 +551,7 @@ void Sweep::run_keys(const std::vector<const PlannedKey*>& to_run, Progress& pro
     const Stopwatch waiting;
     auto batch = next.get();
     summary_.time.compile_wait += waiting.seconds();
+    summary_.cache_writes_failed.add(batch.stats.cache_writes_failed);
     // Past the budget nothing is prefetched; run_key then stops at once (the budget only grows
     // more exceeded), so no invalid future is ever waited on.
     if (t + 1 < to_run.size() && !over_budget()) next = std::async(std::launch::async, compile, to_run[t + 1]);

@@ -64,6 +64,7 @@ struct SweepSummary {
   size_t not_started = 0;  // left when the budget ran out
   size_t gaps = 0;
   size_t workers_started = 0;
+  jit::CacheWriteFailures cache_writes_failed;  // of the compile settings' cache (`ktune sweep` warns)
   double seconds = 0;
   // Memory when the first and after the last candidate ran, to show that a long sweep stays flat:
   // the sweep process's resident set, and what the worker of that candidate reported (its resident
