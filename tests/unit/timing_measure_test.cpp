@@ -46,6 +46,7 @@ class FakeContext final : public backend::Context {
   std::vector<int> executed;  // rotation of every launch that ran, in order
   std::map<size_t, double> stalls_us;  // extra time of the launch at this index of `executed`
   int replays = 0;
+  size_t copied_bytes = 0;  // of the last copy
 
   // What enqueue() of a test calls: runs now, or joins the graph being captured.
   void launch_on(int rotation) {
@@ -65,6 +66,7 @@ class FakeContext final : public backend::Context {
   void download(void*, const Buffer&, size_t, size_t) override {}
   void fill(Buffer&, uint8_t) override {}
   void copy(Buffer&, const Buffer&, size_t bytes) override {
+    copied_bytes = bytes;
     now_us_ += 2.0 * static_cast<double>(bytes) / (copy_gbps * 1e3);
   }
   std::unique_ptr<backend::Module> load(std::span<const char>) override { throw Error("no modules here"); }
@@ -89,7 +91,7 @@ class FakeContext final : public backend::Context {
     for (int r : static_cast<FakeGraph&>(g).rotations) launch_on(r);
   }
 
-  backend::DeviceInfo info_{0, "fake", "sm_00", 1, 32, 60'000'000, int64_t{80} << 30, 48 << 10, 48 << 10, 1000};
+  backend::DeviceInfo info_{0, "fake", "sm_00", 1, 32, 60'000'000, 60'000'000, int64_t{80} << 30, 48 << 10, 48 << 10, 1000};
 
  private:
   double now_us_ = 0;
@@ -161,14 +163,31 @@ TEST(TimingMeasure, OneStalledLaunchDoesNotAbandon) {
 
 TEST(TimingMeasure, ShortLaunchesAreBatchedInGraphsThatCoverEveryCopy) {
   FakeContext ctx;
-  ctx.launch_us = 5;  // batches of 20 fill the 100 us minimum sample
+  ctx.launch_us = 5.1;  // batches of 20 fill the 100 us minimum sample
   const int rotations = 50;
   const Stats s = measure_launches(ctx, rotations);
-  EXPECT_NEAR(s.median_us, 5, 0.01) << "per launch, not per batch";
-  EXPECT_EQ(ctx.replays, s.n);
+  EXPECT_NEAR(s.median_us, 5.1, 0.01) << "per launch, not per batch";
+  EXPECT_EQ(ctx.replays, s.n + 5) << "one untimed replay of each graph first: 50 / gcd(50, 20) of them";
   std::map<int, int> uses;
   for (int r : ctx.executed) ++uses[r];
   EXPECT_EQ(uses.size(), static_cast<size_t>(rotations)) << "every copy is used";
+}
+
+// Whatever the batch and the number of copies, the launches go round the copies without a break
+// (warm-up, the first timed launches, the graphs' first replays, the samples): each copy is used
+// again exactly `rotations` launches later, never sooner, from an L2 it has left.
+TEST(TimingMeasure, GraphsContinueTheCycleThroughTheCopies) {
+  for (const int rotations : {1, 3, 7, 9, 50, 64}) {
+    for (const int batch : {2, 3, 10, 20, 64}) {
+      FakeContext ctx;
+      ctx.launch_us = 100.0 / batch;  // fills the 100 us minimum sample in `batch` launches
+      const Stats s = measure_launches(ctx, rotations);
+      ASSERT_GT(ctx.replays, s.n) << "graphs were replayed";
+      for (size_t i = 0; i < ctx.executed.size(); ++i)
+        ASSERT_EQ(ctx.executed[i], static_cast<int>(i) % rotations)
+            << "launch " << i << " of " << rotations << " copies in batches of " << batch;
+    }
+  }
 }
 
 TEST(TimingMeasure, WithoutCaptureShortLaunchesAreBatchedEagerly) {
@@ -221,6 +240,17 @@ TEST(CopyBandwidth, CountsBytesReadAndWritten) {
   FakeContext ctx;
   ctx.copy_gbps = 3000;
   EXPECT_NEAR(measure_copy_gbps(ctx), 3000, 3000 * 1e-4);
+  EXPECT_EQ(ctx.copied_bytes, size_t{256} << 20) << "the floor: 4x the 60 MB L2 is less";
+}
+
+// Behind a 4 MB L2, a 256 MB Infinity Cache (MI300) would serve buffers of 256 MB: the probe's
+// buffers are four times the last-level cache.
+TEST(CopyBandwidth, BuffersExceedTheLastLevelCache) {
+  FakeContext ctx;
+  ctx.info_.l2_bytes = 4 << 20;
+  ctx.info_.last_level_cache_bytes = 256 << 20;
+  measure_copy_gbps(ctx);
+  EXPECT_EQ(ctx.copied_bytes, size_t{1} << 30);
 }
 
 TEST(CopyBandwidth, TooLittleFreeMemoryIsAnError) {

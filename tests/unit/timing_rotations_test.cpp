@@ -1,6 +1,9 @@
-// Input copies for a cold L2: cycling through them touches at least 3x the L2.
+// Input copies for a cold cache: cycling through them touches at least 3x the last-level cache.
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "backend/memory_side_cache.hpp"
 #include "bench/rotations.hpp"
 #include "common/error.hpp"
 
@@ -20,6 +23,18 @@ TEST(TimingRotations, OneCopyWhenItAloneExceedsThreeL2s) {
   EXPECT_EQ(rotations_for(180 * kMB, 60 * kMB), 1);
   EXPECT_EQ(rotations_for(1000 * kMB, 60 * kMB), 1);
   EXPECT_EQ(rotations_for(1, 0), 1) << "no L2";
+}
+
+TEST(TimingRotations, AHugeCacheOfTinyCopiesStaysAPositiveCount) {
+  EXPECT_EQ(rotations_for(1, int64_t{1} << 30), std::numeric_limits<int>::max()) << "3 Gi copies do not fit an int";
+}
+
+// MI300's and MI350's Infinity Cache is what their inputs must be rotated past, not the L2.
+TEST(TimingRotations, MemorySideCachesOfTheArchesThatHaveOne) {
+  EXPECT_EQ(backend::memory_side_cache_bytes("gfx942"), int64_t{256} << 20);
+  EXPECT_EQ(backend::memory_side_cache_bytes("gfx950"), int64_t{256} << 20);
+  EXPECT_EQ(backend::memory_side_cache_bytes("gfx90a"), 0);
+  EXPECT_EQ(backend::memory_side_cache_bytes("sm_90a"), 0);
 }
 
 TEST(TimingRotations, EmptyCopyIsAnError) {

@@ -20,6 +20,9 @@ struct DeviceInfo {
   int compute_units = 0;     // SMs / CUs
   int warp_size = 0;         // 32 / 64
   int64_t l2_bytes = 0;
+  // The most data that can stay cached between launches: the L2, or a larger cache behind it
+  // (memory_side_cache.hpp). Timing rotates its inputs past it; the copy probe exceeds it.
+  int64_t last_level_cache_bytes = 0;
   int64_t memory_bytes = 0;
   int64_t shared_per_block = 0;      // default per-block limit
   int64_t shared_per_block_optin = 0;  // largest a kernel may opt in to

@@ -11,14 +11,15 @@ namespace ktune::bench {
 
 double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy) {
   constexpr int64_t kMiB = int64_t{1} << 20;
-  const int64_t l2 = ctx.info().l2_bytes;
+  const int64_t cache = ctx.info().last_level_cache_bytes;
   // Source and destination together take at most half the free memory: other processes and
   // this one's later allocations need the rest.
-  const int64_t wanted = std::max(4 * l2, 256 * kMiB);
+  const int64_t wanted = std::max(4 * cache, 256 * kMiB);
   const int64_t bytes = std::min(wanted, ctx.free_memory_bytes() / 4) / kMiB * kMiB;
-  if (bytes < std::max(2 * l2, kMiB))
-    throw Error(fmt::format("copy bandwidth: {} has too little free memory for buffers of twice its L2 ({} bytes)",
-                            ctx.info().name, 2 * l2));
+  if (bytes < std::max(2 * cache, kMiB))
+    throw Error(fmt::format("copy bandwidth: {} has too little free memory for buffers of twice its last-level cache "
+                            "({} bytes)",
+                            ctx.info().name, 2 * cache));
   auto src = ctx.alloc(static_cast<size_t>(bytes));
   auto dst = ctx.alloc(static_cast<size_t>(bytes));
   ctx.fill(*src, 0x5a);
