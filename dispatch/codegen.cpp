@@ -14,6 +14,8 @@
 #include "dispatch/cpp_text.hpp"
 #include "dispatch/lookup_source.hpp"
 
+#include <xxhash.h>
+
 namespace ktune::dispatch {
 namespace {
 
@@ -389,26 +391,49 @@ void select_doc(std::string& out, const Table& t, const LookupOrder& o) {
   out += "//  5. otherwise: unsupported (not tuned).\n";
 }
 
-}  // namespace
-
-std::string render_header(const Table& t) {
+// Everything inside the family's namespace: types, tables, select().
+std::string render_body(const Table& t) {
   if (t.key_fields.empty()) throw Error(fmt::format("family {} has no key fields: nothing to dispatch on", t.family));
   if (t.arches.empty()) throw Error(fmt::format("the dispatch table of {} is empty", t.family));
   const auto n = names(t);
   const auto order = lookup_order(t);
   std::string out;
-  provenance(out, t);
-  out += "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <limits>\n#include <string_view>\n\n";
-  out += fmt::format("namespace ktune_dispatch::{} {{\n\n", identifier(t.family));
   enums(out, t, n);
   types(out, t, n);
   lookup_fields(out, t, order, n);
   tables(out, t, order, n);
   out += lookup_helpers();
+  std::vector<size_t> rows_per_arch;
+  for (const auto& a : t.arches) rows_per_arch.push_back(a.entries.size());
+  out += well_formed_checks(rows_per_arch);
   out += "\n";
   select_doc(out, t, order);
   out += select_definition();
-  out += fmt::format("\n}}  // namespace ktune_dispatch::{}\n", identifier(t.family));
+  return out;
+}
+
+std::string namespace_of_body(std::string_view body) {
+  return fmt::format("table_{:016x}", XXH3_64bits(body.data(), body.size()));
+}
+
+}  // namespace
+
+std::string table_namespace(const Table& t) { return namespace_of_body(render_body(t)); }
+
+std::string render_header(const Table& t) {
+  const auto body = render_body(t);
+  const auto inline_ns = namespace_of_body(body);
+  std::string out;
+  provenance(out, t);
+  out += "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <limits>\n#include <string_view>\n\n";
+  out += fmt::format("namespace ktune_dispatch::{} {{\n", identifier(t.family));
+  out += "// Named by a hash of what follows: headers of other tables (one per arch, say) compiled into\n"
+         "// one program keep their own definitions, where one namespace would let the linker keep\n"
+         "// one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.\n";
+  out += fmt::format("inline namespace {} {{\n\n", inline_ns);
+  out += body;
+  out += fmt::format("\n}}  // inline namespace {}\n}}  // namespace ktune_dispatch::{}\n", inline_ns,
+                     identifier(t.family));
   return out;
 }
 

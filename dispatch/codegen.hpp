@@ -19,4 +19,8 @@ namespace ktune::dispatch {
 // labels that map to one C++ name, a non-finite time).
 std::string render_header(const Table& table);
 
+// The inline namespace that render_header(table) puts its definitions in ("table_" and 16 hex
+// digits of a hash of them), for headers generated next to it (the package header).
+std::string table_namespace(const Table& table);
+
 }  // namespace ktune::dispatch

@@ -85,7 +85,9 @@ std::string render_package_header(const Table& t, const Package& p) {
                      comment_text(p.template_hash));
   out += "#pragma once\n\n#include <array>\n#include <cstddef>\n#include <string_view>\n\n";
   out += fmt::format("#include {}\n\n", string_literal(dispatch_header_name(t.family)));
-  out += fmt::format("namespace ktune_dispatch::{} {{\n\n", ns);
+  // In the dispatch header's inline namespace: its detail:: and this one's are one namespace.
+  const auto inline_ns = table_namespace(t);
+  out += fmt::format("namespace ktune_dispatch::{} {{\ninline namespace {} {{\n\n", ns, inline_ns);
   out += fmt::format("inline constexpr std::string_view kPackageArch = {};\n", string_literal(p.arch));
   out += fmt::format("inline constexpr std::string_view kPackageCompiler = {};\n", string_literal(p.compiler_version));
   out += fmt::format("inline constexpr std::string_view kPackageTemplateHash = {};\n\n",
@@ -152,7 +154,7 @@ constexpr bool every_kernel_packaged() noexcept {
 }
 static_assert(every_kernel_packaged(), "a kernel of the dispatch table has no code object: re-run ktune package");
 )src";
-  out += fmt::format("\n}}  // namespace ktune_dispatch::{}\n", ns);
+  out += fmt::format("\n}}  // inline namespace {}\n}}  // namespace ktune_dispatch::{}\n", inline_ns, ns);
   return out;
 }
 

@@ -510,6 +510,65 @@ static_assert(r::to_string(r::Mode::auto_)[0] == 'a', "label");
   EXPECT_THAT(wrong.output, HasSubstr("wrong"));
 }
 
+// A table of one key field `n` with a kernel row at each of `ns`, for arch `arch`.
+Table counting_table(const std::string& arch, const std::vector<int64_t>& ns, int threads = 256) {
+  Table t;
+  t.family = "counting";
+  t.key_fields = {{"n", "a number", 0, 1 << 20}};
+  ArchTable a;
+  a.arch = arch;
+  for (int64_t n : ns) a.entries.push_back({Params{{"n", n}}, KernelInfo{Params{}, {}, {threads, 0}, 2.5, 1, 1}, std::nullopt});
+  t.arches = {a};
+  return t;
+}
+
+// An engine that ships the tables of two arches links two headers of one family: each keeps its
+// own select() (one namespace for both let the linker keep one: the other arch was unsupported).
+TEST(CodegenCompiled, HeadersOfTwoArchesLinkIntoOneProgram) {
+  db::test::TempDir dir;
+  db::test::write_file(dir.file("a.hpp"), render_header(counting_table("gfx942", {1, 2}, 64)));
+  db::test::write_file(dir.file("b.hpp"), render_header(counting_table("gfx950", {1, 3}, 128)));
+  db::test::write_file(dir.file("a.cpp"), R"src(#include "a.hpp"
+int on_a(const char* arch, long long n) {
+  const auto s = ktune_dispatch::counting::select(arch, {n});
+  return s.kind == ktune_dispatch::counting::Selection::Kind::kernel ? s.kernel->threads_per_block : -1;
+}
+)src");
+  db::test::write_file(dir.file("b.cpp"), R"src(#include "b.hpp"
+int on_b(const char* arch, long long n) {
+  const auto s = ktune_dispatch::counting::select(arch, {n});
+  return s.kind == ktune_dispatch::counting::Selection::Kind::kernel ? s.kernel->threads_per_block : -1;
+}
+)src");
+  db::test::write_file(dir.file("main.cpp"), R"src(#include <cstdio>
+int on_a(const char*, long long);
+int on_b(const char*, long long);
+int main() {
+  std::printf("%d %d %d %d\n", on_a("gfx942", 2), on_b("gfx950", 3), on_a("gfx950", 3), on_b("gfx942", 2));
+}
+)src");
+  const auto built = shell(fmt::format("cd '{}' && '{}' -std=c++17 -O0 a.cpp b.cpp main.cpp -o two", dir.path(), KTUNE_CXX),
+                           dir.file("build.log"));
+  ASSERT_EQ(built.status, 0) << built.output;
+  const auto ran = shell(fmt::format("'{}'", dir.file("two")), dir.file("run.log"));
+  EXPECT_EQ(ran.output, "64 128 -1 -1\n") << "each header answers for its own arch only";
+}
+
+// hipcc is clang, which stops a constant evaluation after 2^20 steps: the table's self-check
+// must not walk a complete sweep's rows (thousands) in one.
+TEST(CodegenCompiled, ALargeTableCompilesWithClang) {
+  if (std::system("command -v clang++ >/dev/null 2>&1") != 0) GTEST_SKIP() << "no clang++ here";
+  std::vector<int64_t> ns;
+  for (int64_t n = 0; n < 80000; n += 2) ns.push_back(n);
+  db::test::TempDir dir;
+  db::test::write_file(dir.file("big.hpp"), render_header(counting_table("gfx942", ns)));
+  db::test::write_file(dir.file("big.cpp"), R"src(#include "big.hpp"
+static_assert(ktune_dispatch::counting::select("gfx942", {79998}).kernel != nullptr, "last row");
+)src");
+  const auto r = shell(fmt::format("clang++ -std=c++17 -fsyntax-only '{}'", dir.file("big.cpp")), dir.file("big.log"));
+  EXPECT_EQ(r.status, 0) << r.output.substr(0, 2000);
+}
+
 #if KTUNE_HAVE_RAPIDCHECK
 // Field values: tuned ones, the range and just outside it, and any int64 at all.
 rc::Gen<int64_t> field_value(const FieldSpec& f, const std::vector<int64_t>& tuned) {
