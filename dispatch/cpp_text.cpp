@@ -80,9 +80,13 @@ std::string string_literal(std::string_view text) {
 std::string comment_text(std::string_view text) {
   std::string out;
   for (char c : text) {
-    char k = printable(c) ? c : '?';
-    // "*/" would end the comment and "/*" warns under -Wcomment: break both pairs apart.
-    if (!out.empty() && ((out.back() == '*' && k == '/') || (out.back() == '/' && k == '*'))) out += ' ';
+    // A backslash ending the line would splice the next one into a // comment.
+    char k = printable(c) && c != '\\' ? c : '?';
+    // "*/" would end the comment and "/*" warns under -Wcomment; "??" may start a trigraph
+    // ("??/" is a backslash where trigraphs are on, a warning elsewhere): break each pair apart.
+    if (!out.empty() && ((out.back() == '*' && k == '/') || (out.back() == '/' && k == '*') ||
+                         (out.back() == '?' && k == '?')))
+      out += ' ';
     out += k;
   }
   return out;

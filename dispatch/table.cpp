@@ -65,6 +65,12 @@ const db::Gap* choose_declared(const std::vector<const db::Gap*>& declared) {
 
 KernelInfo kernel_info(const db::Winner& w, const Family& family, const std::string& arch) {
   auto what = fmt::format("measurement {} of run {}", w.m.id, w.run.id);
+  // ktune records no ok row without a time (the schema's CHECK passes a NULL one, and the
+  // winners view ranks NULL first): a row written by other hands must not win its key.
+  if (!(w.m.median_us > 0))
+    throw Error(fmt::format("{} on {} is ok but has no positive median time ({}): it would win its key; the "
+                            "database was written by something other than ktune (delete that row)",
+                            what, arch, w.m.median_us));
   KernelInfo k;
   k.config = checked(w.m.config, family.config_fields(), "config of " + what);
   std::optional<std::string> violated;

@@ -60,11 +60,38 @@ class TempFile {
   int fd_ = -1;
 };
 
+
+// True when `path` holds an SQLite database: `--out` naming the `--db` would replace it.
+bool is_database(const std::string& path) {
+  static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes, the NUL included
+  char head[sizeof kMagic] = {};
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  const bool read = std::fread(head, 1, sizeof head, f) == sizeof head;
+  std::fclose(f);
+  return read && std::memcmp(head, kMagic, sizeof kMagic) == 0;
+}
+
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view text) {
-  if (path.empty()) throw Error("no output path given");
-  if (std::filesystem::is_directory(path)) throw Error(fmt::format("{} is a directory, not a file", path));
+void write_file_atomically(const std::string& given, std::string_view text) {
+  namespace fs = std::filesystem;
+  if (given.empty()) throw Error("no output path given");
+  std::error_code ec;
+  // A link is written through: the rename would replace the link itself, not the file it names.
+  fs::path link = given;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(link, ec)); ++hops) {
+    if (hops == 40) throw Error(fmt::format("cannot write {}: too many levels of symbolic links", given));
+    const auto target = fs::read_symlink(link, ec);
+    if (ec) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
+    link = target.is_absolute() ? target : link.parent_path() / target;
+  }
+  const std::string path = link.string();
+  const auto status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
+  if (fs::is_directory(status)) throw Error(fmt::format("{} is a directory, not a file", given));
+  if (is_database(path))
+    throw Error(fmt::format("{} is an SQLite database (the --db?), not a file ktune writes: it is left alone", given));
   TempFile tmp(path);
   tmp.write(text);
   tmp.rename_to(path);

@@ -49,6 +49,11 @@ TEST(CodegenText, CommentTextCannotCloseTheCommentOrSpanLines) {
   const auto c = comment_text("end */ start /* log\nnext\\");
   EXPECT_THAT(c, AllOf(Not(HasSubstr("*/")), Not(HasSubstr("/*")), Not(HasSubstr("\n")), HasSubstr("next")));
   EXPECT_EQ(comment_text("**//"), "** //");  // "*/" broken apart, "//" left alone
+  // A backslash at the end of a line would splice the next into the comment; "??/" is one where
+  // trigraphs are on.
+  EXPECT_EQ(comment_text("C:\\dir\\"), "C:?dir?");
+  EXPECT_EQ(comment_text("missing ??/"), "missing ? ?/");
+  EXPECT_EQ(comment_text("a\\\\b"), "a? ?b");
 }
 
 TEST(CodegenText, ExcerptIsTheFirstLineCutOnACharacterBoundary) {
@@ -167,6 +172,45 @@ TEST(CodegenWrite, ReplacesTheFileAtomicallyAndLeavesNoTemporaryFile) {
   EXPECT_EQ(db::test::read_file(out), "second\n");
   EXPECT_EQ(fs::status(out).permissions() & fs::perms::others_read, fs::perms::others_read);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+// `--out` naming the database (or a link to it) must not replace it with a header.
+TEST(CodegenWrite, ADatabaseIsNeverReplaced) {
+  db::test::TempDir dir;
+  const auto db_path = dir.file("t.db");
+  db::Database::open(db_path, /*create=*/true);
+  const auto before = db::test::read_file(db_path);
+  fs::create_symlink(db_path, dir.file("link.hpp"));
+  for (const auto& out : {db_path, dir.file("link.hpp")}) {
+    try {
+      write_file_atomically(out, "// header\n");
+      ADD_FAILURE() << out << " was written";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr(out), HasSubstr("is an SQLite database")));
+    }
+  }
+  EXPECT_EQ(db::test::read_file(db_path), before);
+  EXPECT_TRUE(fs::is_symlink(dir.file("link.hpp")));
+}
+
+// A link is written through (the rename would replace the link); a loop of links is an Error
+// naming the path, not a filesystem exception.
+TEST(CodegenWrite, LinksAreWrittenThroughAndLoopsAreNamed) {
+  db::test::TempDir dir;
+  fs::create_directory(dir.file("real"));
+  fs::create_symlink(dir.file("real/out.hpp"), dir.file("out.hpp"));
+  write_file_atomically(dir.file("out.hpp"), "through\n");
+  EXPECT_TRUE(fs::is_symlink(dir.file("out.hpp")));
+  EXPECT_EQ(db::test::read_file(dir.file("real/out.hpp")), "through\n");
+
+  fs::create_symlink(dir.file("b"), dir.file("a"));
+  fs::create_symlink(dir.file("a"), dir.file("b"));
+  try {
+    write_file_atomically(dir.file("a") + "/x.hpp", "text");
+    ADD_FAILURE() << "wrote under a loop of links";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(dir.file("a") + "/x.hpp"));
+  }
 }
 
 TEST(CodegenWrite, FailureLeavesTheTargetAloneAndNamesThePath) {

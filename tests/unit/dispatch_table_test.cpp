@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include "dispatch_support.hpp"
 
 namespace ktune::dispatch {
@@ -44,6 +46,22 @@ TEST(DispatchTable, WinnerIsTheFastestVerifiedConfigAndCarriesWhatTheFamilySays)
   EXPECT_EQ(e->kernel->run_id, r);
   ASSERT_EQ(table.arches[0].runs.size(), 1u);
   EXPECT_EQ(table.arches[0].runs[0].id, r);
+}
+
+// An ok row without a time passes the schema's CHECK (NULL) and heads the winners view: written by
+// another tool, it would beat every measured config of its key. Refused, naming the row.
+TEST(DispatchTable, AnOkRowWithoutATimeIsRefused) {
+  test::ToyDb t;
+  auto r = t.run();
+  t.ok(r, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
+  EXPECT_EQ(build_error(t.db(), test::request()), "") << "the twin: a measured time";
+  t.ok(r, key(16, 2, 0, 1, 32), config(32, 1), 9.25);
+  {
+    SQLite::Database raw(t.path(), SQLite::OPEN_READWRITE);
+    raw.exec("UPDATE measurements SET median_us = NULL, p10_us = NULL, p90_us = NULL WHERE id = 2");
+  }
+  EXPECT_THAT(build_error(t.db(), test::request()),
+              AllOf(HasSubstr("measurement 2 of run"), HasSubstr("no positive median time")));
 }
 
 TEST(DispatchTable, NewestRunWinsNotTheFastest) {
