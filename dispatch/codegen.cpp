@@ -193,7 +193,9 @@ struct Kernel {
 
 // The answer of select(). `kernel` is set for kinds kernel and fallback. `fallback_key` is the
 // table key that answers (kernel, fallback; equal to the query on an exact match), the key to
-// use instead of a gap when has_fallback_key, else the query. `reason` is never null.
+// use instead of a gap when has_fallback_key, else the gap's own table key (another batch than
+// the query's where the batch rule found it), and the query when unsupported. `reason` is never
+// null.
 struct Selection {
   enum class Kind { kernel, fallback, gap, unsupported };
   Kind kind;

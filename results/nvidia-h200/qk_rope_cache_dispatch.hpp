@@ -18,7 +18,7 @@ namespace ktune_dispatch::qk_rope_cache {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_18e4fa2818e38b8f {
+inline namespace table_23069c314409ee66 {
 
 // kv_dtype: KV cache element type (fp8: value = code * k_scale)
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -94,7 +94,9 @@ struct Kernel {
 
 // The answer of select(). `kernel` is set for kinds kernel and fallback. `fallback_key` is the
 // table key that answers (kernel, fallback; equal to the query on an exact match), the key to
-// use instead of a gap when has_fallback_key, else the query. `reason` is never null.
+// use instead of a gap when has_fallback_key, else the gap's own table key (another batch than
+// the query's where the batch rule found it), and the query when unsupported. `reason` is never
+// null.
 struct Selection {
   enum class Kind { kernel, fallback, gap, unsupported };
   Kind kind;
@@ -396,5 +398,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_18e4fa2818e38b8f
+}  // inline namespace table_23069c314409ee66
 }  // namespace ktune_dispatch::qk_rope_cache

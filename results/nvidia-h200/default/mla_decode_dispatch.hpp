@@ -18,7 +18,7 @@ namespace ktune_dispatch::mla_decode {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_38ce61f295ae392c {
+inline namespace table_9b76eea88e9be117 {
 
 // kv_dtype: KV cache element type
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -75,7 +75,9 @@ struct Kernel {
 
 // The answer of select(). `kernel` is set for kinds kernel and fallback. `fallback_key` is the
 // table key that answers (kernel, fallback; equal to the query on an exact match), the key to
-// use instead of a gap when has_fallback_key, else the query. `reason` is never null.
+// use instead of a gap when has_fallback_key, else the gap's own table key (another batch than
+// the query's where the batch rule found it), and the query when unsupported. `reason` is never
+// null.
 struct Selection {
   enum class Kind { kernel, fallback, gap, unsupported };
   Kind kind;
@@ -2669,5 +2671,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_38ce61f295ae392c
+}  // inline namespace table_9b76eea88e9be117
 }  // namespace ktune_dispatch::mla_decode
