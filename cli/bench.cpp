@@ -341,6 +341,11 @@ void run(const BenchOptions& o) {
     throw Error(fmt::format("config {} for key {}: {}: {} (no timing is reported for it)",
                             chosen->config.pretty(fam.config_fields()), key.pretty(fam.key_fields()),
                             sweep::to_string(report.result.status), report.result.detail));
+  if (const auto& st = report.result.stats; !bench::plausible(st))
+    throw Error(fmt::format("config {} for key {}: the device's timing is impossible ({} samples, p10 {} us, median {} "
+                            "us, p90 {} us): no figure is reported",
+                            chosen->config.pretty(fam.config_fields()), key.pretty(fam.key_fields()), st.n, st.p10_us,
+                            st.median_us, st.p90_us));
   const auto& t = report.result.traffic;
   report.rates = bench::rates_of(t.bytes, t.flops, report.result.stats.median_us, report.copy.gbps(),
                                  report.matrix.tflops);

@@ -78,5 +78,26 @@ TEST(TimingStats, EmptyInputHasNoMedian) {
   EXPECT_TRUE(std::isinf(s.rel_ci));
 }
 
+// A sample that is no time made std::sort undefined: {1,2,NaN,3,4,5,6} summarised to a median of
+// 3, which the sweep recorded as ok. Now the summary is NaN, and not plausible.
+TEST(TimingStats, ASampleThatIsNoTimeMakesTheSummaryImplausible) {
+  for (double bad : {std::nan(""), static_cast<double>(INFINITY), -1.0}) {
+    const Stats s = summarize(std::vector<double>{1, 2, bad, 3, 4, 5, 6});
+    EXPECT_EQ(s.n, 7);
+    EXPECT_TRUE(std::isnan(s.median_us)) << bad;
+    EXPECT_FALSE(plausible(s)) << bad;
+  }
+  EXPECT_TRUE(plausible(summarize(std::vector<double>{1, 2, 3, 4, 5, 6, 7})));
+}
+
+TEST(TimingStats, PlausibleIsATimeBetweenItsPercentiles) {
+  EXPECT_FALSE(plausible(Stats{})) << "no samples";
+  EXPECT_TRUE(plausible(Stats{5, 4, 6, 3}));
+  EXPECT_FALSE(plausible(Stats{0, 0, 0, 20})) << "zero";
+  EXPECT_FALSE(plausible(Stats{5, 6, 7, 3})) << "median below p10";
+  EXPECT_FALSE(plausible(Stats{5, 4, 4.5, 3})) << "median above p90";
+  EXPECT_FALSE(plausible(Stats{5, 4, INFINITY, 3})) << "infinite p90";
+}
+
 }  // namespace
 }  // namespace ktune::bench

@@ -36,6 +36,12 @@ Stats summarize(std::span<const double> samples_us) {
   Stats s;
   s.n = static_cast<int>(samples_us.size());
   if (samples_us.empty()) return s;
+  // A sample that is no time (NaN, infinite, negative) cannot be sorted meaningfully (NaN makes
+  // std::sort undefined) and a finite median would hide it: the summary is NaN, not plausible().
+  if (std::any_of(samples_us.begin(), samples_us.end(), [](double v) { return !std::isfinite(v) || v < 0; })) {
+    s.median_us = s.p10_us = s.p90_us = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
   std::vector<double> sorted(samples_us.begin(), samples_us.end());
   std::sort(sorted.begin(), sorted.end());
   s.median_us = percentile(sorted, 0.5);
@@ -44,6 +50,11 @@ Stats summarize(std::span<const double> samples_us) {
   if (auto ranks = median_ci_ranks(s.n); ranks && s.median_us > 0)
     s.rel_ci = (sorted[ranks->second] - sorted[ranks->first]) / 2 / s.median_us;
   return s;
+}
+
+bool plausible(const Stats& s) noexcept {
+  return s.n > 0 && std::isfinite(s.p10_us) && std::isfinite(s.p90_us) && s.median_us > 0 && s.p10_us <= s.median_us &&
+         s.median_us <= s.p90_us;
 }
 
 }  // namespace ktune::bench

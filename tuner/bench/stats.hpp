@@ -27,7 +27,12 @@ struct Stats {
 // any such interval (n < 6 at 95%).
 std::optional<std::pair<int, int>> median_ci_ranks(int n, double confidence = 0.95);
 
-// Median, 10th/90th percentile (linear interpolation) and the median's relative CI.
+// Median, 10th/90th percentile (linear interpolation) and the median's relative CI. A sample that
+// is not a time (NaN, infinite, negative) makes the three NaN.
 Stats summarize(std::span<const double> samples_us);
+
+// What a measurement must be to be a time at all: samples, finite, a positive median between the
+// 10th and 90th percentiles. What the database requires of an ok row and the roofline divides by.
+bool plausible(const Stats& s) noexcept;
 
 }  // namespace ktune::bench

@@ -372,8 +372,7 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   // What the database requires of an ok row (and the roofline needs): a worker that answers
   // otherwise is faulty, and its row a fault, not an error that stops every resumed sweep here.
   const auto& st = r.stats;
-  if (!(st.n > 0 && std::isfinite(st.p90_us) && st.median_us > 0 && st.p10_us <= st.median_us &&
-        st.median_us <= st.p90_us)) {
+  if (!bench::plausible(st)) {
     m.status = Status::fault;
     m.detail = excerpt(fmt::format("the worker reported an ok result with impossible timing ({} samples, p10 {} us, "
                                    "median {} us, p90 {} us): {}",
