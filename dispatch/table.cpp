@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/error.hpp"
+#include "dispatch/cpp_text.hpp"
 #include "dispatch/row_select.hpp"
 #include "dispatch/validators.hpp"
 
@@ -192,6 +193,11 @@ Table build_table(db::Database& db, const Family& family, const Request& request
   const auto rules = SelectRules::of(family);
   for (const auto& arch : arches_of(db, family, request)) {
     try {
+      // A header names arches in string literals read back as C strings: a NUL cut the name.
+      if (std::any_of(arch.begin(), arch.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        throw Error(fmt::format("arch {} holds a control character, which no header can name (the database was "
+                                "written by something other than ktune)",
+                                string_literal(arch)));
       if (auto a = build_arch(db, family, request, arch)) {
         if (auto cycle = fallback_cycle(rules, select_rows(rules, *a)); !cycle.empty())
           throw fallback_cycle_error(t, *a, cycle);
