@@ -58,7 +58,7 @@ Json device_record(const backend::Backend& b, int ordinal, bool roofs) {
             {"compute_units", d.compute_units},
             {"warp_size", d.warp_size},
             {"l2_bytes", d.l2_bytes},
-            {"last_level_cache_bytes", d.last_level_cache_bytes},
+            {"last_level_cache_bytes", d.last_level_cache_bytes()},
             {"memory_bytes", d.memory_bytes},
             {"shared_per_block", d.shared_per_block},
             {"shared_per_block_optin", d.shared_per_block_optin},

@@ -85,7 +85,7 @@ TEST_F(BackendDevice, DescribesTheDevice) {
   EXPECT_THAT(d.warp_size, testing::AnyOf(32, 64));
   EXPECT_GT(d.l2_bytes, 0);
   EXPECT_GT(d.memory_bytes, d.l2_bytes);
-  EXPECT_GE(d.last_level_cache_bytes, d.l2_bytes);
+  EXPECT_GE(d.last_level_cache_bytes(), d.l2_bytes);
   EXPECT_GE(d.shared_per_block_optin, d.shared_per_block);
   EXPECT_GT(ctx_->free_memory_bytes(), 0);
   EXPECT_LE(ctx_->free_memory_bytes(), d.memory_bytes);

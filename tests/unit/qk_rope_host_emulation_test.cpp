@@ -143,7 +143,7 @@ class HostContext final : public backend::Context {
   void replay(backend::Graph&) override { throw Error("host emulation has no graphs"); }
 
  private:
-  backend::DeviceInfo info_{0, "host emulation", "gfx90a", 1, 64, 1 << 20, 1 << 20, int64_t{1} << 32, 65536, 65536, 1000};
+  backend::DeviceInfo info_{0, "host emulation", "gfx90a", 1, 64, 1 << 20, int64_t{1} << 32, 65536, 65536, 1000};
 };
 
 // Both layouts, every vector width, tokens per CTA 1 / 2 / 4, both clamping modes, the unfused

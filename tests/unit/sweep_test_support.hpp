@@ -112,7 +112,7 @@ class FakeContext : public backend::Context {
   int loads = 0;     // code objects loaded
 
  private:
-  backend::DeviceInfo info_{0, "Fake GPU", "sm_90a", 1, 32, 1 << 20, 1 << 20, 1 << 30, 48 << 10, 48 << 10, 1000000};
+  backend::DeviceInfo info_{0, "Fake GPU", "sm_90a", 1, 32, 1 << 20, 1 << 30, 48 << 10, 48 << 10, 1000000};
   double now_us_ = 0;
 };
 

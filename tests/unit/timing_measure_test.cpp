@@ -91,7 +91,7 @@ class FakeContext final : public backend::Context {
     for (int r : static_cast<FakeGraph&>(g).rotations) launch_on(r);
   }
 
-  backend::DeviceInfo info_{0, "fake", "sm_00", 1, 32, 60'000'000, 60'000'000, int64_t{80} << 30, 48 << 10, 48 << 10, 1000};
+  backend::DeviceInfo info_{0, "fake", "sm_00", 1, 32, 60'000'000, int64_t{80} << 30, 48 << 10, 48 << 10, 1000};
 
  private:
   double now_us_ = 0;
@@ -247,8 +247,8 @@ TEST(CopyBandwidth, CountsBytesReadAndWritten) {
 // buffers are four times the last-level cache.
 TEST(CopyBandwidth, BuffersExceedTheLastLevelCache) {
   FakeContext ctx;
+  ctx.info_.arch = "gfx942";
   ctx.info_.l2_bytes = 4 << 20;
-  ctx.info_.last_level_cache_bytes = 256 << 20;
   measure_copy_gbps(ctx);
   EXPECT_EQ(ctx.copied_bytes, size_t{1} << 30);
 }

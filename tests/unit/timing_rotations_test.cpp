@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "backend/backend.hpp"
 #include "backend/memory_side_cache.hpp"
 #include "bench/rotations.hpp"
 #include "common/error.hpp"
@@ -35,6 +36,18 @@ TEST(TimingRotations, MemorySideCachesOfTheArchesThatHaveOne) {
   EXPECT_EQ(backend::memory_side_cache_bytes("gfx950"), int64_t{256} << 20);
   EXPECT_EQ(backend::memory_side_cache_bytes("gfx90a"), 0);
   EXPECT_EQ(backend::memory_side_cache_bytes("sm_90a"), 0);
+}
+
+// The last-level cache is the larger of the reported L2 and the cache behind it.
+TEST(TimingRotations, TheLastLevelCacheOfADevice) {
+  backend::DeviceInfo mi300;
+  mi300.arch = "gfx942";
+  mi300.l2_bytes = 4 << 20;  // one XCD's
+  EXPECT_EQ(mi300.last_level_cache_bytes(), int64_t{256} << 20);
+  backend::DeviceInfo h200;
+  h200.arch = "sm_90a";
+  h200.l2_bytes = 60 * kMB;
+  EXPECT_EQ(h200.last_level_cache_bytes(), 60 * kMB);
 }
 
 TEST(TimingRotations, EmptyCopyIsAnError) {

@@ -3,6 +3,7 @@
 // a Context owns one device's stream, memory, modules and events. Implementations load their
 // vendor libraries with dlopen, so a binary built here starts on a machine without them and
 // reports the backend "unavailable: <why>".
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "backend/memory_side_cache.hpp"
 
 namespace ktune::backend {
 
@@ -20,14 +23,18 @@ struct DeviceInfo {
   int compute_units = 0;     // SMs / CUs
   int warp_size = 0;         // 32 / 64
   int64_t l2_bytes = 0;
-  // The most data that can stay cached between launches: the L2, or a larger cache behind it
-  // (memory_side_cache.hpp). Timing rotates its inputs past it; the copy probe exceeds it.
-  int64_t last_level_cache_bytes = 0;
   int64_t memory_bytes = 0;
   int64_t shared_per_block = 0;      // default per-block limit
   int64_t shared_per_block_optin = 0;  // largest a kernel may opt in to
   int clock_khz = 0;
   bool overlapping_launches = false;  // launch_dependent overlaps the launch ahead (CUDA, 9.0 on)
+
+  // The most data that can stay cached between launches: the L2, or a larger cache behind it
+  // that the device does not report (memory_side_cache.hpp). Timing rotates its inputs past it;
+  // the copy probe exceeds it.
+  int64_t last_level_cache_bytes() const noexcept {
+    return std::max(l2_bytes, memory_side_cache_bytes(arch));
+  }
 };
 
 struct CompileRequest {

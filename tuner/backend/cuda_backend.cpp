@@ -78,7 +78,6 @@ DeviceInfo CudaBackend::device_info(int ordinal) const {
   info.compute_units = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT");
   info.warp_size = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE");
   info.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2_CACHE_SIZE");
-  info.last_level_cache_bytes = info.l2_bytes;
   info.memory_bytes = static_cast<int64_t>(memory);
   info.shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "MAX_SHARED_MEMORY_PER_BLOCK");
   info.shared_per_block_optin =

@@ -2,14 +2,12 @@
 #ifdef KTUNE_WITH_HIP
 #include <fmt/format.h>
 
-#include <algorithm>
 
 #include "backend/builtin.hpp"
 #include "backend/hip_context.hpp"
 #include "backend/hip_runtime.hpp"
 #include "backend/hiprtc_compiler.hpp"
 #include "backend/lazy_load.hpp"
-#include "backend/memory_side_cache.hpp"
 
 namespace ktune::backend {
 namespace {
@@ -66,7 +64,6 @@ DeviceInfo HipBackend::device_info(int ordinal) const {
   info.compute_units = props.multiProcessorCount;
   info.warp_size = props.warpSize;
   info.l2_bytes = props.l2CacheSize;
-  info.last_level_cache_bytes = std::max(info.l2_bytes, memory_side_cache_bytes(info.arch));
   info.memory_bytes = static_cast<int64_t>(props.totalGlobalMem);
   info.shared_per_block = static_cast<int64_t>(props.sharedMemPerBlock);
   info.shared_per_block_optin = info.shared_per_block;  // AMD has no opt-in beyond the default

@@ -3,6 +3,7 @@
 // in a 256 MB Infinity Cache (a memory-side cache, AMD's "MALL"), which hipDeviceProp_t does
 // not describe: timing that rotated its inputs past the 4 MB L2 of one XCD alone would read them
 // from that cache, and a copy probe of buffers that fit in it would measure it, not HBM.
+// The size is AMD's published specification of these parts; no AMD GPU has measured it here.
 #include <cstdint>
 #include <string_view>
 

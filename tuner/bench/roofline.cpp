@@ -11,7 +11,7 @@ namespace ktune::bench {
 
 double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy) {
   constexpr int64_t kMiB = int64_t{1} << 20;
-  const int64_t cache = ctx.info().last_level_cache_bytes;
+  const int64_t cache = ctx.info().last_level_cache_bytes();
   // Source and destination together take at most half the free memory: other processes and
   // this one's later allocations need the rest.
   const int64_t wanted = std::max(4 * cache, 256 * kMiB);

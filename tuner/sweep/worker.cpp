@@ -66,7 +66,7 @@ std::string program_id(const RunRequest& req) {
 json device_json(const backend::DeviceInfo& d) {
   return {{"ordinal", d.ordinal},          {"name", d.name},          {"arch", d.arch},
           {"compute_units", d.compute_units}, {"warp_size", d.warp_size}, {"l2_bytes", d.l2_bytes},
-          {"last_level_cache_bytes", d.last_level_cache_bytes}, {"memory_bytes", d.memory_bytes}};
+          {"last_level_cache_bytes", d.last_level_cache_bytes()}, {"memory_bytes", d.memory_bytes}};
 }
 }  // namespace
 

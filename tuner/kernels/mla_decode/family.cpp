@@ -288,7 +288,7 @@ class MlaDecodeFamily final : public Family {
   // Copies of q and the cache for cold-L2 timing.
   static int rotations_of(const HostProblem& p, const backend::DeviceInfo& info) {
     const auto copy_bytes = static_cast<int64_t>(p.q.size() * sizeof(uint16_t) + cache_bytes(p));
-    return std::min(kMaxRotations, bench::rotations_for(copy_bytes, info.last_level_cache_bytes));
+    return std::min(kMaxRotations, bench::rotations_for(copy_bytes, info.last_level_cache_bytes()));
   }
 };
 

@@ -104,7 +104,7 @@ class QkRopeCacheFamily final : public Family {
     const int64_t copy_bytes = static_cast<int64_t>(
         (problem.q_nope.size() + problem.q_pe.size() + problem.kv_c.size() + problem.k_pe.size()) * sizeof(uint16_t) +
         (problem.positions.size() + problem.slot_mapping.size()) * sizeof(int64_t));
-    const int rotations = std::min(kMaxRotations, bench::rotations_for(copy_bytes, ctx.info().last_level_cache_bytes));
+    const int rotations = std::min(kMaxRotations, bench::rotations_for(copy_bytes, ctx.info().last_level_cache_bytes()));
     return std::make_unique<DeviceInstance>(ctx, std::move(problem), with_reference, rotations);
   }
 };
