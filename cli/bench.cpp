@@ -19,6 +19,7 @@
 #include "backend/backend.hpp"
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
+#include "cache_warning.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
 #include "db/database.hpp"
@@ -183,8 +184,7 @@ backend::CompileResult compile(const BenchOptions& o, const Family& fam, const b
   const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
   const jit::CompileJob job{key, config};
   const auto batch = jit::compile_candidates(fam, std::span(&job, 1), *compiler, settings);
-  if (cache && batch.stats.cache_writes_failed.count)
-    fmt::print(stderr, "{}\n", batch.stats.cache_writes_failed.warning(*cache));
+  warn_failed_cache_writes(batch.stats.cache_writes_failed, cache.get());
   const auto& out = batch.outcomes.at(0);
   if (!out.ok())
     throw Error(fmt::format("config {} does not compile for {}: {}", config.pretty(fam.config_fields()), arch, out.error));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.hpp"
+#include "cache_warning.hpp"
 #include "common/error.hpp"
 #include "jit/compiler.hpp"
 #include "kernels/family.hpp"
@@ -70,7 +71,7 @@ void run(const CompileOptions& o) {
                cache ? fmt::format(" ({})", cache->dir()) : "", s.failed_programs,
                sweep::Progress::format_duration(s.seconds));
   }
-  if (cache && s.cache_writes_failed.count) fmt::print(stderr, "{}\n", s.cache_writes_failed.warning(*cache));
+  warn_failed_cache_writes(s.cache_writes_failed, cache.get());
   if (s.failed_programs)
     throw Error(fmt::format("{} of {} programs failed to compile for {} (logs above)", s.failed_programs, s.programs,
                             o.arch));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
+#include "cache_warning.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 #include "jit/templates.hpp"
@@ -52,7 +53,7 @@ void run_package(const PackageOptions& o) {
                  "warning: results timed with code from {} are packaged compiled by {}: the code may differ from "
                  "what won (sweep again with this compiler, or package where that one is)\n",
                  tuned, p.compiler_version);
-  if (req.cache && p.cache_writes_failed.count) fmt::print(stderr, "{}\n", p.cache_writes_failed.warning(*req.cache));
+  warn_failed_cache_writes(p.cache_writes_failed, req.cache);
   if (globals().quiet) return;
   fmt::print("wrote {}: package of {} for {} ({}, template hash {}): {} code object(s), {} file(s) + {}\n", o.out,
              p.family, p.arch, p.compiler_version, p.template_hash, p.code_objects.size(), p.files.size(),

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.hpp"
+#include "cache_warning.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 #include "device_choice.hpp"
@@ -94,7 +95,7 @@ void run(const SweepCliOptions& o) {
              s.not_started ? fmt::format("; {} not started (budget)", s.not_started) : "", s.workers_started,
              sweep::Progress::format_duration(s.seconds), o.db);
   fmt::print("{}\n", sweep::describe_time(s));
-  if (cache && s.cache_writes_failed.count) fmt::print(stderr, "{}\n", s.cache_writes_failed.warning(*cache));
+  warn_failed_cache_writes(s.cache_writes_failed, cache.get());
   if (s.memory_start.rss_bytes > 0) {
     const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const auto &a = s.memory_start, &b = s.memory_end;
