@@ -420,11 +420,9 @@ std::string namespace_of_body(std::string_view body) {
 
 }  // namespace
 
-std::string table_namespace(const Table& t) { return namespace_of_body(render_body(t)); }
-
-std::string render_header(const Table& t) {
+RenderedHeader render_dispatch_header(const Table& t) {
   const auto body = render_body(t);
-  const auto inline_ns = namespace_of_body(body);
+  auto inline_ns = namespace_of_body(body);
   std::string out;
   provenance(out, t);
   out += "#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <limits>\n#include <string_view>\n\n";
@@ -436,7 +434,9 @@ std::string render_header(const Table& t) {
   out += body;
   out += fmt::format("\n}}  // inline namespace {}\n}}  // namespace ktune_dispatch::{}\n", inline_ns,
                      identifier(t.family));
-  return out;
+  return {std::move(out), std::move(inline_ns)};
 }
+
+std::string render_header(const Table& t) { return render_dispatch_header(t).text; }
 
 }  // namespace ktune::dispatch

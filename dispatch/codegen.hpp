@@ -15,12 +15,17 @@
 
 namespace ktune::dispatch {
 
+struct RenderedHeader {
+  std::string text;
+  // The inline namespace its definitions sit in ("table_" and 16 hex digits of a hash of them),
+  // for headers generated next to it (the package header).
+  std::string inline_namespace;
+};
+
 // Throws Error when the table cannot be expressed (a family without key fields, two fields or
 // labels that map to one C++ name, a non-finite time).
+RenderedHeader render_dispatch_header(const Table& table);
+// Its text alone.
 std::string render_header(const Table& table);
-
-// The inline namespace that render_header(table) puts its definitions in ("table_" and 16 hex
-// digits of a hash of them), for headers generated next to it (the package header).
-std::string table_namespace(const Table& table);
 
 }  // namespace ktune::dispatch
