@@ -102,6 +102,7 @@ Gap read_gap(SQLite::Statement& q, int i) {
   g.source = q.getColumn(i++).getString();
   if (auto c = q.getColumn(i++); !c.isNull()) g.run_id = c.getInt64();
   g.fallback = q.getColumn(i++).getString();
+  if (g.fallback != "none") stored_params(q, i - 1, "gaps", g.id);
   g.fallback_note = q.getColumn(i++).getString();
   g.created_at = q.getColumn(i++).getString();
   return g;
@@ -312,9 +313,9 @@ class SqliteDatabase final : public Database {
 
   int64_t add_gap(const Gap& g) override {
     const auto what = fmt::format("add_gap ({} {} {}, source '{}')", g.family, g.arch, g.key.canonical(), g.source);
-    // Stored canonical, so that a dispatcher can parse every fallback it reads.
-    const std::string fallback =
-        g.fallback.empty() || g.fallback == "none" ? "none" : Params::parse_canonical(g.fallback).canonical();
+    // Only canonical text is stored, so that every reader can parse every fallback.
+    const std::string fallback = g.fallback.empty() ? "none" : g.fallback;
+    if (fallback != "none") Params::parse_canonical(fallback);
     return write(what, [&] {
       SQLite::Statement q(c_,
                           "INSERT INTO gaps (family, arch, key, reason, detail, source, run_id, fallback, "

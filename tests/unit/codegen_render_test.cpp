@@ -52,7 +52,7 @@ TEST(CodegenText, CommentTextCannotCloseTheCommentOrSpanLines) {
   // A backslash at the end of a line would splice the next into the comment; "??/" is one where
   // trigraphs are on.
   EXPECT_EQ(comment_text("C:\\dir\\"), "C:?dir?");
-  EXPECT_EQ(comment_text("missing ??/"), "missing ? ?/");
+  EXPECT_EQ(comment_text("missing ?" "?/"), "missing ? ?/");
   EXPECT_EQ(comment_text("a\\\\b"), "a? ?b");
 }
 

@@ -234,6 +234,34 @@ TEST_F(DbRecords, MalformedStoredKeysNameTheirRow) {
               AllOf(HasSubstr(path), HasSubstr("gaps row 1, column key"), HasSubstr("heads==32")));
 }
 
+// Text that parses but is not canonical would be a second key wherever keys are compared as
+// text: the winners view would give "heads=016" a winner of its own beside heads=16's.
+TEST_F(DbRecords, NonCanonicalStoredTextNamesItsRow) {
+  const auto run = db->begin_run(test::sample_run());
+  db->record(test::timed(run, test::key(16), test::config(64), 10));
+  auto gap = test::declared_gap("gfx942", test::key(32));
+  gap.fallback = test::key(16).canonical();
+  db->add_gap(gap);
+  ASSERT_NO_THROW(db->measurements());
+  ASSERT_NO_THROW(db->gaps());
+  const std::string canonical = test::key(16).canonical();
+  std::string padded = canonical;
+  padded.replace(padded.find("=16"), 3, "=016");
+  for (const auto& [table, column] : {std::pair{"measurements", "key"}, std::pair{"gaps", "fallback"}}) {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec(fmt::format("UPDATE {} SET {} = '{}'", table, column, padded));
+    const auto message = error_of([&] {
+      db->measurements();
+      db->gaps();
+    });
+    EXPECT_THAT(message, AllOf(HasSubstr(fmt::format("{} row 1, column {}", table, column)),
+                               HasSubstr("not in canonical form"), HasSubstr(canonical)));
+    raw.exec(fmt::format("UPDATE {} SET {} = '{}'", table, column, canonical));
+    EXPECT_NO_THROW(db->measurements());
+    EXPECT_NO_THROW(db->gaps());
+  }
+}
+
 TEST_F(DbRecords, MeasurementsFilterByKeyFieldsRunAndDevice) {
   const auto h200 = db->begin_run(test::sample_run());
   const auto mi300 = db->begin_run(test::sample_run("mla_decode", "AMD Instinct MI300X", "gfx942"));

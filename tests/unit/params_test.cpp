@@ -106,6 +106,8 @@ TEST(Params, MalformedCanonicalTextIsRejected) {
       {"heads=1,", "malformed parameter '' (want name=integer)"},
       {",heads=1", "malformed parameter '' (want name=integer)"},
       {"heads=1,heads=2", "duplicate parameter 'heads'"},
+      {"heads=016", "parameters 'heads=016' are not in canonical form (want 'heads=16')"},
+      {"a=1,heads=-0", "parameters 'a=1,heads=-0' are not in canonical form (want 'a=1,heads=0')"},
   };
   for (const auto& [text, message] : cases) EXPECT_EQ(error_of([&] { Params::parse_canonical(text); }), message) << text;
   EXPECT_EQ(Params::parse_canonical("heads=1,b=2").canonical(), "heads=1,b=2");

@@ -66,6 +66,7 @@ std::string Params::canonical() const {
 Params Params::parse_canonical(std::string_view text) {
   Params p;
   if (text.empty()) return p;
+  const std::string_view whole = text;
   for (;;) {  // every comma must be followed by an item: "a=1," is malformed
     auto comma = text.find(',');
     auto item = text.substr(0, comma);
@@ -79,6 +80,10 @@ Params Params::parse_canonical(std::string_view text) {
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }
+  // One key, one text: "heads=016" or "heads=-0" would be a second key wherever keys are
+  // compared as text (the winners view groups by it), with a winner of its own.
+  if (const auto canonical = p.canonical(); canonical != whole)
+    throw Error(fmt::format("parameters '{}' are not in canonical form (want '{}')", whole, canonical));
   return p;
 }
 

@@ -42,7 +42,8 @@ class Params {
 
   // Canonical text: "heads=16,block_len=2,causal=0,kv_dtype=1" (raw integers, declaration order).
   std::string canonical() const;
-  // Inverse of canonical(). Throws Error on malformed text.
+  // Inverse of canonical(). Throws Error on malformed text, and on text that parses but is not
+  // what canonical() writes ("heads=016").
   static Params parse_canonical(std::string_view text);
   // Human form with labels: "heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn".
   std::string pretty(const std::vector<FieldSpec>& specs) const;
