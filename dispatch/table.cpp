@@ -193,11 +193,12 @@ Table build_table(db::Database& db, const Family& family, const Request& request
   const auto rules = SelectRules::of(family);
   for (const auto& arch : arches_of(db, family, request)) {
     try {
-      // A header names arches in string literals read back as C strings: a NUL cut the name.
-      if (std::any_of(arch.begin(), arch.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
-        throw Error(fmt::format("arch {} holds a control character, which no header can name (the database was "
-                                "written by something other than ktune)",
-                                string_literal(arch)));
+      // Rows of an arch ktune cannot compile for have no kernels to ship, and a name it did not
+      // write may not survive a header's string literal (a NUL cut "sm_90a\0evil" to sm_90a).
+      if (!is_known_target(arch))
+        throw Error(fmt::format("arch {} is not a target ktune knows ({}): the database was written by another "
+                                "tool or another version",
+                                string_literal(arch), known_target_names()));
       if (auto a = build_arch(db, family, request, arch)) {
         if (auto cycle = fallback_cycle(rules, select_rows(rules, *a)); !cycle.empty())
           throw fallback_cycle_error(t, *a, cycle);

@@ -6,6 +6,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include "dispatch/cpp_text.hpp"
 #include "dispatch_support.hpp"
 
 namespace ktune::dispatch {
@@ -64,20 +65,28 @@ TEST(DispatchTable, AnOkRowWithoutATimeIsRefused) {
               AllOf(HasSubstr("measurement 2 of run"), HasSubstr("no positive median time")));
 }
 
-// An arch with a NUL byte was cut at it in the header (select("sm_90a") answered for it).
-TEST(DispatchTable, AnArchWithAControlCharacterIsRefused) {
-  test::ToyDb t;
-  const auto r = t.run(std::string("sm_90a\0evil", 11));
-  t.ok(r, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
-  EXPECT_THAT(build_error(t.db(), test::request()),
-              AllOf(HasSubstr("arch \"sm_90a\\000evil\" holds a control character")));
-  const auto ok = t.run("sm_90a");
-  t.ok(ok, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
-  auto req = test::request();
-  req.drop_refused_arches = true;
-  const auto table = build_table(t.db(), test::toy(), req);
-  ASSERT_EQ(table.arches.size(), 1u) << "the twin: the other arch serves";
-  EXPECT_EQ(table.arches[0].arch, "sm_90a");
+// Rows of an arch ktune does not know are refused, named as a string literal: one with a NUL
+// byte was cut at it in the header (select("sm_90a") answered for it).
+TEST(DispatchTable, AnArchKtuneDoesNotKnowIsRefused) {
+  for (const auto& unknown : {std::string("sm_90a\0evil", 11), std::string("gfx1100")}) {
+    SCOPED_TRACE(unknown);
+    test::ToyDb t;
+    const auto r = t.run(unknown);
+    t.ok(r, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
+    EXPECT_THAT(build_error(t.db(), test::request()),
+                AllOf(HasSubstr(fmt::format("arch {} is not a target ktune knows", string_literal(unknown))),
+                      HasSubstr("gfx90a, gfx942")));
+    auto explicit_arch = test::request();
+    explicit_arch.arch = unknown;
+    EXPECT_THAT(build_error(t.db(), explicit_arch), HasSubstr("is not a target ktune knows"));
+    const auto ok = t.run("sm_90a");
+    t.ok(ok, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
+    auto req = test::request();
+    req.drop_refused_arches = true;
+    const auto table = build_table(t.db(), test::toy(), req);
+    ASSERT_EQ(table.arches.size(), 1u) << "the twin: the other arch serves";
+    EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  }
 }
 
 TEST(DispatchTable, NewestRunWinsNotTheFastest) {

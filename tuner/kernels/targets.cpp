@@ -40,9 +40,17 @@ const std::array<TargetLimits, 7>& known_targets() {
 const TargetLimits& target_limits(std::string_view arch) {
   for (const auto& t : known_targets())
     if (t.arch == arch) return t;
+  throw Error(fmt::format("unknown target '{}': ktune knows {}", arch, known_target_names()));
+}
+
+bool is_known_target(std::string_view arch) noexcept {
+  return std::any_of(known_targets().begin(), known_targets().end(), [&](const auto& t) { return t.arch == arch; });
+}
+
+std::string known_target_names() {
   std::vector<std::string_view> names;
   for (const auto& t : known_targets()) names.push_back(t.arch);
-  throw Error(fmt::format("unknown target '{}': ktune knows {}", arch, fmt::join(names, ", ")));
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 int64_t resident_blocks(const TargetLimits& target, int64_t shared_bytes, int threads) {
