@@ -9,19 +9,30 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <random>
 
 #include "common/error.hpp"
 
 namespace ktune::dispatch {
 namespace {
 
-// Owns the temporary file until it has been renamed into place.
+// Owns the temporary file until it has been renamed into place. Its name is short whatever the
+// target's (a name of 255 bytes, the most a file system takes, can still be written), and it is
+// created with mode 0666 for the umask to narrow, as any new file is; mkstemp's 0600 would not be.
 class TempFile {
  public:
-  explicit TempFile(const std::string& target) : path_(target + ".tmp.XXXXXX") {
-    fd_ = ::mkstemp(path_.data());
-    if (fd_ < 0)
-      throw Error(fmt::format("cannot create a temporary file next to {}: {}", target, std::strerror(errno)));
+  explicit TempFile(const std::filesystem::path& target) {
+    std::random_device entropy;
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+      path_ = (target.parent_path() / fmt::format(".ktune-{:08x}.tmp", entropy())).string();
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && (errno != EEXIST || attempt == 100)) {
+        const int why = errno;
+        path_.clear();
+        throw Error(fmt::format("cannot create a temporary file next to {}: {}", target.string(), std::strerror(why)));
+      }
+    }
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -30,15 +41,15 @@ class TempFile {
     if (!path_.empty()) ::unlink(path_.c_str());
   }
 
-  void write(std::string_view text) {
+  // `mode`: the permissions of the file it replaces, kept; none for a new file.
+  void write(std::string_view text, std::optional<std::filesystem::perms> mode) {
     while (!text.empty()) {
       auto n = ::write(fd_, text.data(), text.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) fail("write");
       text.remove_prefix(static_cast<size_t>(n));
     }
-    // mkstemp makes 0600; a generated header is as readable as any other source file.
-    if (::fchmod(fd_, 0644) != 0) fail("chmod");
+    if (mode && ::fchmod(fd_, static_cast<mode_t>(*mode)) != 0) fail("chmod");
     if (::fsync(fd_) != 0) fail("fsync");
     int fd = fd_;
     fd_ = -1;
@@ -92,8 +103,10 @@ void write_file_atomically(const std::string& given, std::string_view text) {
   if (fs::is_directory(status)) throw Error(fmt::format("{} is a directory, not a file", given));
   if (is_database(path))
     throw Error(fmt::format("{} is an SQLite database (the --db?), not a file ktune writes: it is left alone", given));
+  std::optional<fs::perms> mode;
+  if (fs::is_regular_file(status)) mode = status.permissions();
   TempFile tmp(path);
-  tmp.write(text);
+  tmp.write(text, mode);
   tmp.rename_to(path);
 }
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "dispatch/codegen.hpp"
@@ -171,6 +173,30 @@ TEST(CodegenWrite, ReplacesTheFileAtomicallyAndLeavesNoTemporaryFile) {
   write_file_atomically(out, "second\n");
   EXPECT_EQ(db::test::read_file(out), "second\n");
   EXPECT_EQ(fs::status(out).permissions() & fs::perms::others_read, fs::perms::others_read);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+// A new file gets 0666 less the umask, as any tool's would (not a fixed 0644); a file replaced
+// keeps its permissions.
+TEST(CodegenWrite, PermissionsFollowTheUmaskAndSurviveAReplacement) {
+  db::test::TempDir dir;
+  const mode_t before = ::umask(027);
+  write_file_atomically(dir.file("new.hpp"), "text\n");
+  ::umask(before);
+  EXPECT_EQ(fs::status(dir.file("new.hpp")).permissions(), fs::perms(0640));
+  fs::permissions(dir.file("new.hpp"), fs::perms(0604));
+  write_file_atomically(dir.file("new.hpp"), "again\n");
+  EXPECT_EQ(fs::status(dir.file("new.hpp")).permissions(), fs::perms(0604));
+  EXPECT_EQ(db::test::read_file(dir.file("new.hpp")), "again\n");
+}
+
+// The temporary name does not grow with the target's: a name of 255 bytes, the most a file
+// system takes, is written (target + ".tmp.XXXXXX" was too long from 245 bytes on).
+TEST(CodegenWrite, ANameOfTheLongestLengthIsWritten) {
+  db::test::TempDir dir;
+  const auto out = dir.file(std::string(250, 'h') + ".hpp.");
+  write_file_atomically(out, "text\n");
+  EXPECT_EQ(db::test::read_file(out), "text\n");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 }
 
