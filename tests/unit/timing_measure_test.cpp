@@ -285,5 +285,24 @@ TEST(CopyBandwidth, AFailedMeasurementPropagatesWithoutTheSecondProbe) {
                DeviceFault);
 }
 
+// The measurement between the probes is finished: a second probe that fails does not discard
+// it, and says why it failed; the roof is the first probe's.
+TEST(CopyBandwidth, AFailedSecondProbeKeepsTheMeasurement) {
+  FakeContext ctx;
+  ctx.copy_gbps = 3000;
+  bool measured = false;
+  const CopyRoof roof = measure_copy_around(ctx, [&] {
+    measured = true;
+    ctx.free_bytes = 0;
+  });
+  EXPECT_TRUE(measured);
+  EXPECT_NEAR(roof.before_gbps, 3000, 3000 * 1e-4);
+  EXPECT_EQ(roof.after_gbps, 0);
+  EXPECT_NEAR(roof.gbps(), 3000, 3000 * 1e-4);
+  EXPECT_TRUE(roof.after_error.find("too little free memory") != std::string::npos) << roof.after_error;
+  FakeContext fine;
+  EXPECT_EQ(measure_copy_around(fine, [] {}).after_error, "") << "the twin: a probe that works";
+}
+
 }  // namespace
 }  // namespace ktune::bench

@@ -35,7 +35,11 @@ CopyRoof measure_copy_around(backend::Context& ctx, const std::function<void()>&
   CopyRoof roof;
   roof.before_gbps = measure_copy_gbps(ctx, policy);
   measurement();
-  roof.after_gbps = measure_copy_gbps(ctx, policy);
+  try {
+    roof.after_gbps = measure_copy_gbps(ctx, policy);
+  } catch (const Error& e) {
+    roof.after_error = e.what();
+  }
   return roof;
 }
 

@@ -2,6 +2,7 @@
 // Roofline probes measured on the device in the same run as the kernels, so that every timing
 // is also stored as a fraction of what the device achieved.
 #include <functional>
+#include <string>
 
 #include "backend/backend.hpp"
 #include "bench/stopping.hpp"
@@ -19,11 +20,13 @@ double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy = {})
 // the figure; both are kept, so that a report shows how far apart they were.
 struct CopyRoof {
   double before_gbps = 0;
-  double after_gbps = 0;
+  double after_gbps = 0;     // 0 when the probe after failed
+  std::string after_error;   // why it failed; the measurement it follows stands, against `before`
   double gbps() const noexcept { return before_gbps > after_gbps ? before_gbps : after_gbps; }
 };
-// Runs `measurement` between two measure_copy_gbps probes; what `measurement` throws propagates
-// (and the second probe is not taken).
+// Runs `measurement` between two measure_copy_gbps probes. What the first probe or `measurement`
+// throws propagates (and the second probe is not taken); a failed second probe is recorded in
+// after_error instead, since the measurement before it is finished.
 CopyRoof measure_copy_around(backend::Context& ctx, const std::function<void()>& measurement,
                              const TimingPolicy& policy = {});
 
