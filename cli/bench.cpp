@@ -143,12 +143,27 @@ void check_feasible(const BenchOptions& o, const Family& fam, const Params& key,
                           chosen.config.pretty(fam.config_fields()), key.pretty(fam.key_fields()), target.arch, *why));
 }
 
+// The shape the database's measurement `id` of `key` in `run_id` was timed at.
+Params measured_shape(db::Database& db, const Family& fam, const Params& key, int64_t run_id, int64_t id) {
+  db::Filter filter;
+  filter.family = std::string(fam.name());
+  filter.run_id = run_id;
+  filter.key_equals = key.items();
+  for (const auto& m : db.measurements(filter))
+    if (m.id == id) return m.shape;
+  throw Error(fmt::format("measurement {} of run {} is not in the database", id, run_id));
+}
+
 // The config the dispatch table (dispatch/table.hpp's rules) holds for exactly `key` on `arch`.
-Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key, const std::string& arch) {
+// Where the database timed it at another shape than `shape`, a note on stderr says that the two
+// times do not compare.
+Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key, const Params& shape,
+                    const std::string& arch) {
   const auto where = fmt::format("key {} on {}", key.pretty(fam.key_fields()), arch);
+  std::unique_ptr<db::Database> db;
   dispatch::Table table;
   try {
-    auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
+    db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
     dispatch::Request req;
     req.arch = arch;
     req.allow_stale = o.allow_stale;
@@ -160,9 +175,22 @@ Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key,
   for (const auto& a : table.arches)
     for (const auto& e : a.entries) {
       if (e.key != key) continue;
-      if (e.kernel)
-        return {e.kernel->config, fmt::format("{}: run {}, measurement {} ({:.2f} us there)", o.db, e.kernel->run_id,
-                                              e.kernel->measurement_id, e.kernel->median_us)};
+      if (e.kernel) {
+        Params there;
+        try {
+          there = measured_shape(*db, fam, key, e.kernel->run_id, e.kernel->measurement_id);
+        } catch (const Error& err) {
+          throw Error(fmt::format("--db {}: {}: {}", o.db, where, err.what()));
+        }
+        if (fam.effective_shape(key, there) != fam.effective_shape(key, shape))
+          fmt::print(stderr,
+                     "note: {} timed this config of {} at shape {} ({:.2f} us); this bench times shape {}, so the two "
+                     "times do not compare\n",
+                     o.db, where, there.pretty(fam.shape_fields()), e.kernel->median_us, shape.pretty(fam.shape_fields()));
+        return {e.kernel->config,
+                fmt::format("{}: run {}, measurement {} ({:.2f} us there, at shape {})", o.db, e.kernel->run_id,
+                            e.kernel->measurement_id, e.kernel->median_us, there.pretty(fam.shape_fields()))};
+      }
       throw Error(fmt::format("--db {}: {} is not tuned: it is a gap ({}: {}; {}){}", o.db, where,
                               db::to_string(e.gap->reason), e.gap->detail, e.gap->source,
                               e.gap->fallback ? fmt::format("; dispatch falls back to {}",
@@ -228,7 +256,8 @@ json to_json(const Report& r) {
           {"device", {{"ordinal", r.device.ordinal}, {"name", r.device.name}, {"arch", r.device.arch}}},
           {"copy_gbps", r.copy.gbps()},
           {"copy_gbps_before", r.copy.before_gbps},
-          {"copy_gbps_after", r.copy.after_gbps},
+          {"copy_gbps_after", r.copy.after_error.empty() ? json(r.copy.after_gbps) : json(nullptr)},
+          {"copy_after_error", r.copy.after_error.empty() ? json(nullptr) : json(r.copy.after_error)},
           {"key", fields_json(r.key, f.key_fields())},
           {"config", fields_json(r.chosen.config, f.config_fields())},
           {"config_source", r.chosen.source},
@@ -266,10 +295,16 @@ void print_text(const Report& r) {
   fmt::print("  time       median {:.2f} us, p10 {:.2f} us, p90 {:.2f} us, n {}\n", s.median_us, s.p10_us, s.p90_us, s.n);
   fmt::print("  traffic    {:.4g} MB, {:.4g} GFLOP per launch\n", r.result.traffic.bytes / 1e6,
              r.result.traffic.flops / 1e9);
-  fmt::print(
-      "  memory     {:.1f} GB/s = {:.1f}% of the copy bandwidth ({:.1f} GB/s, the better of two copy tests in this "
-      "run: {:.1f} before the kernel, {:.1f} after)\n",
-      r.rates.gbps, 100 * r.rates.frac_copy_bw, r.copy.gbps(), r.copy.before_gbps, r.copy.after_gbps);
+  if (r.copy.after_error.empty())
+    fmt::print(
+        "  memory     {:.1f} GB/s = {:.1f}% of the copy bandwidth ({:.1f} GB/s, the better of two copy tests in this "
+        "run: {:.1f} before the kernel, {:.1f} after)\n",
+        r.rates.gbps, 100 * r.rates.frac_copy_bw, r.copy.gbps(), r.copy.before_gbps, r.copy.after_gbps);
+  else
+    fmt::print(
+        "  memory     {:.1f} GB/s = {:.1f}% of the copy bandwidth ({:.1f} GB/s, the copy test before the kernel; the "
+        "one after it failed: {})\n",
+        r.rates.gbps, 100 * r.rates.frac_copy_bw, r.copy.gbps(), r.copy.after_error);
   if (r.matrix.tflops > 0)
     fmt::print("  compute    {:.2f} TFLOP/s = {:.1f}% of the {} ({:.1f} TFLOP/s, measured in this run)\n",
                r.rates.tflops, 100 * r.rates.frac_matrix, r.matrix_roof, r.matrix.tflops);
@@ -297,7 +332,7 @@ void run(const BenchOptions& o) {
   if (!o.config.empty()) chosen = Chosen{user_params(o, "--config", o.config, {}, fam.config_fields(), "config"), "--config"};
   if (!o.arch.empty()) {
     const TargetLimits& target = target_limits(o.arch);
-    if (!chosen) chosen = tuned_config(o, fam, key, o.arch);
+    if (!chosen) chosen = tuned_config(o, fam, key, shape, o.arch);
     check_feasible(o, fam, key, *chosen, target);
   }
 
@@ -310,7 +345,7 @@ void run(const BenchOptions& o) {
   if (!o.arch.empty() && o.arch != info.arch)
     throw Error(fmt::format("--arch {}: device {} ({}) is {}", o.arch, o.device, info.name, info.arch));
   const TargetLimits& target = target_limits(info.arch);
-  if (!chosen) chosen = tuned_config(o, fam, key, info.arch);
+  if (!chosen) chosen = tuned_config(o, fam, key, shape, info.arch);
   if (o.arch.empty()) check_feasible(o, fam, key, *chosen, target);
   const auto code = compile(o, fam, b, key, chosen->config, info.arch);
 
@@ -333,19 +368,27 @@ void run(const BenchOptions& o) {
   req.seed = seed_of(key);
   req.verify = !o.no_verify;
   sweep::CandidateRunner runner(*ctx);
-  report.copy = bench::measure_copy_around(*ctx, [&] {
-    report.matrix = bench::try_measure_matrix_tflops(b, *ctx);
-    report.result = runner.run(fam, req);
-  });
+  const auto what = fmt::format("config {} for key {}", chosen->config.pretty(fam.config_fields()),
+                                key.pretty(fam.key_fields()));
+  // A fault (the kernel's, or a probe's) says which step it ended.
+  std::string step = "the copy test before the kernel";
+  try {
+    report.copy = bench::measure_copy_around(*ctx, [&] {
+      step = "the matrix-core probe";
+      report.matrix = bench::try_measure_matrix_tflops(b, *ctx);
+      step = o.no_verify ? "timing the kernel" : "verifying and timing the kernel";
+      report.result = runner.run(fam, req);
+    });
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {} failed: {} (no timing is reported)", what, step, e.what()));
+  }
   if (report.result.status != sweep::RunStatus::ok)
-    throw Error(fmt::format("config {} for key {}: {}: {} (no timing is reported for it)",
-                            chosen->config.pretty(fam.config_fields()), key.pretty(fam.key_fields()),
-                            sweep::to_string(report.result.status), report.result.detail));
+    throw Error(fmt::format("{}: {}: {} (no timing is reported for it)", what, sweep::to_string(report.result.status),
+                            report.result.detail));
   if (const auto& st = report.result.stats; !bench::plausible(st))
-    throw Error(fmt::format("config {} for key {}: the device's timing is impossible ({} samples, p10 {} us, median {} "
-                            "us, p90 {} us): no figure is reported",
-                            chosen->config.pretty(fam.config_fields()), key.pretty(fam.key_fields()), st.n, st.p10_us,
-                            st.median_us, st.p90_us));
+    throw Error(fmt::format("{}: the device's timing is impossible ({} samples, p10 {} us, median {} us, p90 {} us): no "
+                            "figure is reported",
+                            what, st.n, st.p10_us, st.median_us, st.p90_us));
   const auto& t = report.result.traffic;
   report.rates = bench::rates_of(t.bytes, t.flops, report.result.stats.median_us, report.copy.gbps(),
                                  report.matrix.tflops);

@@ -135,7 +135,9 @@ std::string tuned_db(const db::test::TempDir& dir) {
   const auto hash = jit::template_hash(family("mla_decode").template_file());
   const auto run = db->begin_run(db::test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", hash));
   const Params config{{"rows", 16}, {"keys", 32}, {"threads", 256}, {"stages", 2}, {"split", 2}, {"math", 0}};
-  db->record(db::test::timed(run, db::test::key(16, 1, 0, 0, 32), config, 12.0));
+  auto winner = db::test::timed(run, db::test::key(16, 1, 0, 0, 32), config, 12.0);
+  winner.shape = {{"ctx", 4096}, {"page_size", 64}, {"batch", 0}, {"ragged", 0}};  // the default space's
+  db->record(winner);
   db->add_gap(db::test::declared_gap("sm_90a", db::test::key(16, 2, 0, 1, 32)));
   return path;
 }
@@ -158,6 +160,12 @@ TEST(BenchCli, DatabaseGivesTheWinnerOfExactlyTheKey) {
   auto tuned = bench(kKey + " --arch sm_90a --db " + db);
   EXPECT_EQ(tuned.status, 1) << tuned.output;
   EXPECT_TRUE(contains(tuned.output, "no GPU to benchmark on")) << "the winner passes the checks: " << tuned.output;
+  EXPECT_FALSE(contains(tuned.output, "do not compare")) << "timed at the database's shape: " << tuned.output;
+  // The database timed the winner at ctx 4096: at another shape its time is no comparison.
+  auto longer = bench("--heads 16 --block-len 1 --causal 0 --kv-dtype bf16 --batch 32 --ctx 8192 --arch sm_90a --db " + db);
+  EXPECT_TRUE(contains(longer.output, "at shape ctx=4096 page_size=64 batch=0 ragged=0 (12.00 us); this bench times "
+                                      "shape ctx=8192 page_size=64 batch=32 ragged=0, so the two times do not compare"))
+      << longer.output;
 }
 
 }  // namespace

@@ -142,6 +142,15 @@ class Family {
   // tuned value >= the query's, else the largest): requests per launch for mla_decode, tokens per
   // launch for qk_rope_cache. A name that is no key field of the family means: no bucket field.
   virtual std::string_view bucket_field() const noexcept { return "batch"; }
+  // The shape an instance of `key` is set up with: a shape field of the bucket field's name at 0
+  // stands for the key's value (mla_decode's batch, qk_rope_cache's tokens), so that one space
+  // serves every bucket. Two shapes time the same problem when these are equal.
+  Params effective_shape(const Params& key, const Params& shape) const {
+    Params s = shape;
+    if (s.find(bucket_field()) == 0)
+      if (const auto value = key.find(bucket_field())) s.set(bucket_field(), *value);
+    return s;
+  }
 
   // Small shapes that exercise masks and edges; every candidate is verified on all of them.
   virtual std::vector<Params> verify_shapes(const Params& key) const = 0;
