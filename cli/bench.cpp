@@ -4,6 +4,8 @@
 // checked without a device (fields, ranges, feasibility for --arch, the database's answer) is
 // checked before one is looked for.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +24,7 @@
 #include "cache_warning.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
+#include "common/watchdog.hpp"
 #include "db/database.hpp"
 #include "db_options.hpp"
 #include "device_choice.hpp"
@@ -54,6 +57,7 @@ struct BenchOptions {
   bool json = false;
   bool no_verify = false;
   bool force = false;
+  double timeout_s = 300;
   std::string cache_dir;
   bool no_cache = false;
   // One option per distinct key or shape field name of the registered families (--heads,
@@ -370,17 +374,23 @@ void run(const BenchOptions& o) {
   sweep::CandidateRunner runner(*ctx);
   const auto what = fmt::format("config {} for key {}", chosen->config.pretty(fam.config_fields()),
                                 key.pretty(fam.key_fields()));
-  // A fault (the kernel's, or a probe's) says which step it ended.
-  std::string step = "the copy test before the kernel";
+  // A fault (the kernel's, or a probe's) says which step it ended; so does a hang, which only
+  // ending the process can stop.
+  std::atomic<const char*> step = "the copy test before the kernel";
   try {
+    const Watchdog watchdog(std::chrono::duration<double>(o.timeout_s), [&] {
+      return fmt::format("{}: {} did not finish within {} s (a hung device? --timeout sets the limit)", what,
+                         step.load(), o.timeout_s);
+    });
     report.copy = bench::measure_copy_around(*ctx, [&] {
       step = "the matrix-core probe";
       report.matrix = bench::try_measure_matrix_tflops(b, *ctx);
       step = o.no_verify ? "timing the kernel" : "verifying and timing the kernel";
       report.result = runner.run(fam, req);
+      step = "the copy test after the kernel";
     });
   } catch (const Error& e) {
-    throw Error(fmt::format("{}: {} failed: {} (no timing is reported)", what, step, e.what()));
+    throw Error(fmt::format("{}: {} failed: {} (no timing is reported)", what, step.load(), e.what()));
   }
   if (report.result.status != sweep::RunStatus::ok)
     throw Error(fmt::format("{}: {}: {} (no timing is reported for it)", what, sweep::to_string(report.result.status),
@@ -418,6 +428,11 @@ void setup(CLI::App& app) {
   cmd->add_option("--device", o->device, "Device ordinal")->check(decimal_within(0, 1023))->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("--no-verify", o->no_verify, "Time without verifying first (the output says so)");
+  cmd->add_option("--timeout", o->timeout_s,
+                  "Seconds the measurement (copy tests, matrix probe, verification, timing) may take before ktune "
+                  "gives up on the device and exits")
+      ->check(seconds_within(0.001, 86400))
+      ->capture_default_str();
   cmd->add_flag("--force", o->force,
                 "Time a config the family prunes for the key (it may fail to compile or launch; the output says so)");
   auto* cache_dir =
