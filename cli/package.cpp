@@ -54,11 +54,14 @@ void run_package(const PackageOptions& o) {
                  "what won (sweep again with this compiler, or package where that one is)\n",
                  tuned, p.compiler_version);
   warn_failed_cache_writes(p.cache_writes_failed, req.cache);
+  for (const auto& why : p.not_removed)
+    fmt::print(stderr, "warning: a code object of the package replaced could not be removed: {}\n", why);
   if (globals().quiet) return;
   fmt::print("wrote {}: package of {} for {} ({}, template hash {}): {} code object(s), {} file(s) + {}\n", o.out,
              p.family, p.arch, p.compiler_version, p.template_hash, p.code_objects.size(), p.files.size(),
              dispatch::kManifestFile);
   for (const auto& f : p.files) fmt::print("  {}  {} bytes  xxh64 {}\n", f.path, f.bytes, f.xxh64);
+  for (const auto& f : p.removed_code_objects) fmt::print("  removed {} (of the package replaced)\n", f);
 }
 
 void setup(CLI::App& app) {

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <span>
@@ -182,6 +184,32 @@ std::string render_manifest(const Table& t, const Package& p) {
   return m.dump(2) + "\n";
 }
 
+// "<16 hex digits>.cubin" or ".hsaco": how a package names its code objects.
+bool is_code_object_name(std::string_view name) {
+  const auto dot = name.find('.');
+  if (dot != 16) return false;
+  const auto ext = name.substr(dot + 1);
+  return std::all_of(name.begin(), name.begin() + 16, [](char c) { return std::isxdigit(c) && !std::isupper(c); }) &&
+         (ext == "cubin" || ext == "hsaco");
+}
+
+// The code objects the manifest in `dir` lists: those of the package a new one replaces. Only
+// these may be removed, since the directory may hold other files; an entry that names no code
+// object ("<16 hex digits>.<ext>", no directory) is ignored whatever the manifest says, and so is
+// a manifest that does not parse.
+std::set<std::string> listed_code_objects(const std::string& dir) {
+  std::ifstream in(dir + "/" + kManifestFile);
+  std::set<std::string> listed;
+  if (!in) return listed;
+  const auto manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object() || !manifest.contains("code_objects") || !manifest["code_objects"].is_array())
+    return listed;
+  for (const auto& c : manifest["code_objects"])
+    if (c.is_object() && c.contains("file") && c["file"].is_string() && is_code_object_name(c["file"].get<std::string>()))
+      listed.insert(c["file"].get<std::string>());
+  return listed;
+}
+
 }  // namespace
 
 std::string code_object_extension(std::string_view arch) {
@@ -228,8 +256,20 @@ Package write_package(db::Database& db, const Family& family, const jit::Compile
   std::error_code ec;
   std::filesystem::create_directories(req.out_dir, ec);
   if (ec) throw Error(fmt::format("cannot create the package directory {}: {}", req.out_dir, ec.message()));
-  for (const auto& [path, bytes] : contents) write_file_atomically(req.out_dir + "/" + path, bytes);
-  write_file_atomically(req.out_dir + "/" + kManifestFile, manifest);
+  const auto earlier = listed_code_objects(req.out_dir);
+  // Every file is written before any replaces its namesake, so that a failure (a full disk, a
+  // path that is a directory) leaves the earlier package whole rather than mixed with this one.
+  StagedFiles files;
+  for (const auto& [path, bytes] : contents) files.stage(req.out_dir + "/" + path, bytes);
+  files.stage(req.out_dir + "/" + kManifestFile, manifest);
+  files.commit();
+  for (const auto& file : earlier) {
+    if (contents.count(file)) continue;
+    if (std::filesystem::remove(req.out_dir + "/" + file, ec))
+      p.removed_code_objects.push_back(file);
+    else if (ec)
+      p.not_removed.push_back(fmt::format("{}: {}", file, ec.message()));
+  }
   return p;
 }
 

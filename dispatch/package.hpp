@@ -10,7 +10,11 @@
 //   manifest.json           ktune version, family, arch, compiler version, template hash, the
 //                           code objects with their name expressions and symbols, and the size,
 //                           xxh64 and xxh3-64 of every file above
-// Deterministic: the same database, templates and compiler give byte-identical files.
+// Not byte-for-byte deterministic yet: NVRTC names the internal-linkage constants of the
+// templates (namespace-scope constexpr in templates/mla_decode/geometry.hpp) with a part that
+// differs per compile, so code objects, their names, the package header and the manifest differ
+// between runs of the same inputs. Everything else is a function of database, templates and
+// compiler.
 #include <string>
 #include <vector>
 
@@ -45,6 +49,9 @@ struct Package {
   std::vector<PackagedCodeObject> code_objects;  // sorted by name expressions
   std::vector<PackageFile> files;                // sorted by path; every file but the manifest
   jit::CacheWriteFailures cache_writes_failed;    // of request.cache (`ktune package` warns)
+  // Code objects of the package this one replaced that it does not use: removed, and those that
+  // could not be ("file: why"; `ktune package` warns).
+  std::vector<std::string> removed_code_objects, not_removed;
 };
 
 struct PackageRequest {
@@ -60,7 +67,10 @@ std::string code_object_extension(std::string_view arch);
 // Builds the table, compiles its winners with `compiler` and writes the package (see above).
 // Throws Error, before anything is written, when the arch is unknown, a validator refuses the
 // database, it has nothing for the arch, or a winner does not compile with the current
-// templates; files are written atomically, the manifest last.
+// templates. Every file is then written next to its path before any is renamed into place (the
+// manifest last), so that a failure to write leaves a package already there as it was. Code
+// objects of that package which this one does not use are removed after; no other file of the
+// directory is touched.
 Package write_package(db::Database& db, const Family& family, const jit::Compiler& compiler,
                       const PackageRequest& request);
 

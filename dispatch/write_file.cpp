@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -83,9 +84,8 @@ bool is_database(const std::string& path) {
   return read && std::memcmp(head, kMagic, sizeof kMagic) == 0;
 }
 
-}  // namespace
-
-void write_file_atomically(const std::string& given, std::string_view text) {
+// The file `given` names, through links, checked to be one ktune may replace.
+std::string checked_target(const std::string& given, std::optional<std::filesystem::perms>& mode) {
   namespace fs = std::filesystem;
   if (given.empty()) throw Error("no output path given");
   std::error_code ec;
@@ -97,17 +97,44 @@ void write_file_atomically(const std::string& given, std::string_view text) {
     if (ec) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
     link = target.is_absolute() ? target : link.parent_path() / target;
   }
-  const std::string path = link.string();
+  std::string path = link.string();
   const auto status = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
   if (fs::is_directory(status)) throw Error(fmt::format("{} is a directory, not a file", given));
   if (is_database(path))
     throw Error(fmt::format("{} is an SQLite database (the --db?), not a file ktune writes: it is left alone", given));
-  std::optional<fs::perms> mode;
+  mode.reset();
   if (fs::is_regular_file(status)) mode = status.permissions();
-  TempFile tmp(path);
-  tmp.write(text, mode);
-  tmp.rename_to(path);
+  return path;
+}
+
+}  // namespace
+
+struct StagedFiles::Staged {
+  explicit Staged(std::string path) : target(std::move(path)), file(target) {}
+  std::string target;
+  TempFile file;
+};
+
+StagedFiles::StagedFiles() = default;
+StagedFiles::~StagedFiles() = default;  // the temporary files of what was not committed go
+
+void StagedFiles::stage(const std::string& path, std::string_view text) {
+  std::optional<std::filesystem::perms> mode;
+  auto staged = std::make_unique<Staged>(checked_target(path, mode));
+  staged->file.write(text, mode);
+  staged_.push_back(std::move(staged));
+}
+
+void StagedFiles::commit() {
+  for (auto& s : staged_) s->file.rename_to(s->target);
+  staged_.clear();
+}
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  StagedFiles file;
+  file.stage(path, text);
+  file.commit();
 }
 
 }  // namespace ktune::dispatch

@@ -200,6 +200,32 @@ TEST(CodegenWrite, ANameOfTheLongestLengthIsWritten) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 }
 
+// Staged files change together: one that cannot be staged (a directory holds its name) leaves
+// every path as it was, the ones staged before it included, and no temporary file behind.
+TEST(CodegenWrite, StagedFilesAreWrittenAllOrNone) {
+  db::test::TempDir dir;
+  db::test::write_file(dir.file("a.hpp"), "old a\n");
+  fs::create_directory(dir.file("c.hpp"));
+  {
+    StagedFiles files;
+    files.stage(dir.file("a.hpp"), "new a\n");
+    files.stage(dir.file("b.hpp"), "new b\n");
+    EXPECT_THROW(files.stage(dir.file("c.hpp"), "new c\n"), Error);
+  }
+  EXPECT_EQ(db::test::read_file(dir.file("a.hpp")), "old a\n");
+  EXPECT_FALSE(fs::exists(dir.file("b.hpp")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 2) << "a.hpp and c.hpp";
+
+  StagedFiles files;
+  files.stage(dir.file("a.hpp"), "new a\n");
+  files.stage(dir.file("b.hpp"), "new b\n");
+  EXPECT_EQ(db::test::read_file(dir.file("a.hpp")), "old a\n") << "nothing replaced before commit()";
+  files.commit();
+  EXPECT_EQ(db::test::read_file(dir.file("a.hpp")), "new a\n");
+  EXPECT_EQ(db::test::read_file(dir.file("b.hpp")), "new b\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 3);
+}
+
 // `--out` naming the database (or a link to it) must not replace it with a header.
 TEST(CodegenWrite, ADatabaseIsNeverReplaced) {
   db::test::TempDir dir;

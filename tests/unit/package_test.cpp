@@ -7,6 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
@@ -162,6 +165,84 @@ TEST_P(PackageTest, HeadersCompileAndMapEachKernelToItsCodeObject) {
   for (const auto& f : p.files)
     EXPECT_EQ(db::test::read_file(out.file(f.path)), db::test::read_file(again.file(f.path))) << f.path;
   EXPECT_EQ(db::test::read_file(out.file(kManifestFile)), db::test::read_file(again.file(kManifestFile)));
+}
+
+// Every file of `dir` (recursively) with its bytes; directories as "<dir>".
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    files[std::filesystem::relative(e.path(), dir).string()] =
+        e.is_directory() ? std::string("<dir>") : db::test::read_file(e.path().string());
+  return files;
+}
+
+std::set<std::string> code_object_files(const json& manifest) {
+  std::set<std::string> files;
+  for (const auto& c : manifest.at("code_objects")) files.insert(c.at("file").get<std::string>());
+  return files;
+}
+
+// A package that cannot be written leaves the one already there whole (no file of the new one
+// beside it, no temporary file); one that is written removes the code objects of the one it
+// replaced that it does not use, and nothing else of the directory.
+TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObjects) {
+  using num::KvDtype;
+  const auto arch = GetParam();
+  MlaDb m;
+  fill_two_programs(m, arch, device());
+  TempDir root, cache_dir, scratch;
+  const jit::CodeCache cache(cache_dir.path());  // the same code for the same program, every time
+  const auto out = root.file("pkg");
+  const jit::BackendCompiler compiler(backend::for_arch(arch));
+  write_package(m.db(), mla_family(), compiler, request(arch, out, &cache));
+  const auto earlier = code_object_files(read_manifest(out));
+  db::test::write_file(out + "/notes.txt", "the engine's own file\n");
+
+  // A newer run: {16, 4} moves to the first program, which leaves the second unused, and a causal
+  // and an fp8 key bring two programs the earlier package lacks.
+  const auto run = m.run(arch, device());
+  m.ok(run, mla_key(16, 4, false, KvDtype::bf16), mla_config(16, 16, 1, 2), 18.0);
+  m.ok(run, mla_key(16, 1, true, KvDtype::bf16), mla_config(16, 16, 1, 2), 11.0);
+  m.ok(run, mla_key(16, 1, false, KvDtype::fp8_e4m3fn), mla_config(16, 16, 1, 2), 7.0);
+  write_package(m.db(), mla_family(), compiler, request(arch, scratch.path(), &cache));
+  const auto next = code_object_files(read_manifest(scratch.path()));
+  std::vector<std::string> added, unused;
+  std::set_difference(next.begin(), next.end(), earlier.begin(), earlier.end(), std::back_inserter(added));
+  std::set_difference(earlier.begin(), earlier.end(), next.begin(), next.end(), std::back_inserter(unused));
+  ASSERT_EQ(added.size(), 2u);
+  ASSERT_FALSE(unused.empty());
+
+  // The second new code object cannot be written (a directory holds its name): the first, before
+  // it, must not appear either.
+  std::filesystem::create_directory(out + "/" + added.back());
+  const auto before = snapshot(out);
+  try {
+    write_package(m.db(), mla_family(), compiler, request(arch, out, &cache));
+    ADD_FAILURE() << "a package was written over a directory";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(added.back() + " is a directory"));
+  }
+  EXPECT_EQ(snapshot(out), before) << "the earlier package is as it was";
+  std::filesystem::remove(out + "/" + added.back());
+
+  // A manifest naming files outside the package's code objects does not get them removed.
+  db::test::write_file(root.file("outside.cubin"), "not ktune's\n");
+  auto manifest = read_manifest(out);
+  for (const auto& [foreign, entry] : {std::pair{"../outside.cubin", json::object()}, std::pair{"notes.txt", json::object()},
+                                       std::pair{"", json::array({"an entry that is no object"})}}) {
+    auto e = entry;
+    if (e.is_object()) e["file"] = foreign;
+    manifest.at("code_objects").push_back(e);
+  }
+  db::test::write_file(out + "/" + kManifestFile, manifest.dump(2));
+  const auto p = write_package(m.db(), mla_family(), compiler, request(arch, out, &cache));
+  EXPECT_EQ(p.removed_code_objects, unused);
+  EXPECT_TRUE(p.not_removed.empty());
+  for (const auto& f : unused) EXPECT_FALSE(std::filesystem::exists(out + "/" + f)) << f;
+  EXPECT_EQ(code_object_files(read_manifest(out)), next);
+  EXPECT_THAT(mismatched_files(out, read_manifest(out)), ::testing::IsEmpty());
+  EXPECT_EQ(db::test::read_file(out + "/notes.txt"), "the engine's own file\n");
+  EXPECT_EQ(db::test::read_file(root.file("outside.cubin")), "not ktune's\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Arches, PackageTest, ::testing::Values("sm_90a", "gfx90a"));
