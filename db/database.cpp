@@ -9,6 +9,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "db/connection.hpp"
@@ -58,14 +59,17 @@ struct MalformedRow : Error {
   using Error::Error;
 };
 
-// A stored parameter set, or MalformedRow naming the row it is in.
-Params stored_params(SQLite::Statement& q, int column, std::string_view table, int64_t id) {
-  const std::string text = q.getColumn(column).getString();
+// A stored parameter set, or MalformedRow naming where it is (a row, or the runs it is of).
+Params stored_text(const std::string& text, std::string_view table, std::string_view where, std::string_view column) {
   try {
     return Params::parse_canonical(text);
   } catch (const Error& e) {
-    throw MalformedRow(fmt::format("{} row {}, column {}: {}", table, id, q.getColumnName(column), e.what()));
+    throw MalformedRow(fmt::format("{} {}, column {}: {}", table, where, column, e.what()));
   }
+}
+
+Params stored_params(SQLite::Statement& q, int column, std::string_view table, int64_t id) {
+  return stored_text(q.getColumn(column).getString(), table, fmt::format("row {}", id), q.getColumnName(column));
 }
 
 Measurement read_measurement(SQLite::Statement& q, int i) {
@@ -102,7 +106,6 @@ Gap read_gap(SQLite::Statement& q, int i) {
   g.source = q.getColumn(i++).getString();
   if (auto c = q.getColumn(i++); !c.isNull()) g.run_id = c.getInt64();
   g.fallback = q.getColumn(i++).getString();
-  if (g.fallback != "none") stored_params(q, i - 1, "gaps", g.id);
   g.fallback_note = q.getColumn(i++).getString();
   g.created_at = q.getColumn(i++).getString();
   return g;
@@ -304,9 +307,11 @@ class SqliteDatabase final : public Database {
       int i = 1;
       for (auto id : run_ids) q.bind(i++, id);
       std::vector<std::pair<Params, Params>> out;
-      while (q.executeStep())
-        out.emplace_back(Params::parse_canonical(q.getColumn(0).getString()),
-                         Params::parse_canonical(q.getColumn(1).getString()));
+      while (q.executeStep()) {
+        const auto where = fmt::format("run {}", fmt::join(run_ids, ", "));
+        out.emplace_back(stored_text(q.getColumn(0).getString(), "measurements", where, "key"),
+                         stored_text(q.getColumn(1).getString(), "measurements", where, "config"));
+      }
       return out;
     });
   }
@@ -315,7 +320,13 @@ class SqliteDatabase final : public Database {
     const auto what = fmt::format("add_gap ({} {} {}, source '{}')", g.family, g.arch, g.key.canonical(), g.source);
     // Only canonical text is stored, so that every reader can parse every fallback.
     const std::string fallback = g.fallback.empty() ? "none" : g.fallback;
-    if (fallback != "none") Params::parse_canonical(fallback);
+    if (fallback != "none") {
+      try {
+        Params::parse_canonical(fallback);
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: {}: fallback: {}", path_, what, e.what()));
+      }
+    }
     return write(what, [&] {
       SQLite::Statement q(c_,
                           "INSERT INTO gaps (family, arch, key, reason, detail, source, run_id, fallback, "
@@ -370,6 +381,17 @@ class SqliteDatabase final : public Database {
                       where, "ORDER BY g.family, g.arch, g.key, g.source");
       std::vector<Gap> out;
       while (q.executeStep()) out.push_back(read_gap(q, 0));
+      return out;
+    });
+  }
+
+  std::vector<std::string> arches(const std::string& family) override {
+    return guard("reading arches", [&] {
+      SQLite::Statement q(c_, "SELECT arch FROM runs WHERE family = ?1 UNION SELECT arch FROM gaps WHERE family = ?1 "
+                              "ORDER BY arch");
+      q.bind(1, family);
+      std::vector<std::string> out;
+      while (q.executeStep()) out.push_back(q.getColumn(0).getString());
       return out;
     });
   }

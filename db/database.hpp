@@ -131,6 +131,9 @@ class Database {
   virtual bool remove_gap(const std::string& family, const std::string& arch, const Params& key,
                           const std::string& source) = 0;  // false if there was none
   virtual std::vector<Gap> gaps(const Filter& f = {}) = 0;  // ordered by family, arch, key, source
+  // The arches `family` has runs or gaps of, sorted. Reads no key text, so that a malformed row
+  // of one arch stands in the way of that arch alone.
+  virtual std::vector<std::string> arches(const std::string& family) = 0;
 
   // Best ok measurement per key (lowest median, then lowest id), per run matched by the filter;
   // the `winners` view of schema.sql. Ordered by run id, then key.

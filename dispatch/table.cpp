@@ -171,12 +171,7 @@ std::optional<ArchTable> build_arch(db::Database& db, const Family& family, cons
 
 std::vector<std::string> arches_of(db::Database& db, const Family& family, const Request& req) {
   if (req.arch) return {*req.arch};
-  db::Filter filter;
-  filter.family = std::string(family.name());
-  std::set<std::string> arches;
-  for (const auto& r : db.runs(filter)) arches.insert(r.arch);
-  for (const auto& g : db.gaps(filter)) arches.insert(g.arch);
-  return {arches.begin(), arches.end()};
+  return db.arches(std::string(family.name()));
 }
 
 }  // namespace

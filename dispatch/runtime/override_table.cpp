@@ -38,9 +38,7 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   check_fields("key", family.key_fields(), runtime_family.key_fields, family.name());
   check_fields("config", family.config_fields(), runtime_family.config_fields, family.name());
   auto db = db::Database::open(db_path, /*create=*/false, /*read_only=*/true);
-  db::Filter of_family;
-  of_family.family = std::string(family.name());
-  if (db->runs(of_family).empty() && db->gaps(of_family).empty()) return nullptr;
+  if (db->arches(std::string(family.name())).empty()) return nullptr;
 
   std::unique_ptr<OverrideTable> t(new OverrideTable());
   dispatch::Request req;

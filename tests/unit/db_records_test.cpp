@@ -239,27 +239,28 @@ TEST_F(DbRecords, MalformedStoredKeysNameTheirRow) {
 TEST_F(DbRecords, NonCanonicalStoredTextNamesItsRow) {
   const auto run = db->begin_run(test::sample_run());
   db->record(test::timed(run, test::key(16), test::config(64), 10));
-  auto gap = test::declared_gap("gfx942", test::key(32));
-  gap.fallback = test::key(16).canonical();
-  db->add_gap(gap);
   ASSERT_NO_THROW(db->measurements());
-  ASSERT_NO_THROW(db->gaps());
+  ASSERT_NO_THROW(db->done({run}));
   const std::string canonical = test::key(16).canonical();
   std::string padded = canonical;
   padded.replace(padded.find("=16"), 3, "=016");
-  for (const auto& [table, column] : {std::pair{"measurements", "key"}, std::pair{"gaps", "fallback"}}) {
-    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
-    raw.exec(fmt::format("UPDATE {} SET {} = '{}'", table, column, padded));
-    const auto message = error_of([&] {
-      db->measurements();
-      db->gaps();
-    });
-    EXPECT_THAT(message, AllOf(HasSubstr(fmt::format("{} row 1, column {}", table, column)),
-                               HasSubstr("not in canonical form"), HasSubstr(canonical)));
-    raw.exec(fmt::format("UPDATE {} SET {} = '{}'", table, column, canonical));
-    EXPECT_NO_THROW(db->measurements());
-    EXPECT_NO_THROW(db->gaps());
-  }
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec(fmt::format("UPDATE measurements SET key = '{}'", padded));
+  EXPECT_THAT(error_of([&] { db->measurements(); }),
+              AllOf(HasSubstr("measurements row 1, column key"), HasSubstr("not in canonical form"), HasSubstr(canonical)));
+  EXPECT_THAT(error_of([&] { db->done({run}); }),
+              AllOf(HasSubstr(path), HasSubstr("measurements run 1, column key"), HasSubstr("not in canonical form")));
+}
+
+// The arches of a family come from runs and gaps without reading their keys.
+TEST_F(DbRecords, ArchesOfAFamilyReadNoKeys) {
+  db->begin_run(test::sample_run("mla_decode", "NVIDIA H200", "sm_90a"));
+  db->add_gap(test::declared_gap("gfx942", test::key(32)));
+  db->begin_run(test::sample_run("qk_rope_cache", "NVIDIA H200", "sm_80"));
+  SQLite::Database(path, SQLite::OPEN_READWRITE).exec("UPDATE gaps SET key = 'heads==32'");
+  EXPECT_EQ(db->arches("mla_decode"), (std::vector<std::string>{"gfx942", "sm_90a"}));
+  EXPECT_EQ(db->arches("qk_rope_cache"), (std::vector<std::string>{"sm_80"}));
+  EXPECT_TRUE(db->arches("other").empty());
 }
 
 TEST_F(DbRecords, MeasurementsFilterByKeyFieldsRunAndDevice) {

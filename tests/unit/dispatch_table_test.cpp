@@ -89,6 +89,31 @@ TEST(DispatchTable, AnArchKtuneDoesNotKnowIsRefused) {
   }
 }
 
+// A malformed gap (a key that does not parse, a fallback that is not canonical) refuses its own
+// arch: the runtime's KTUNE_DB still serves the others.
+TEST(DispatchTable, AMalformedGapStandsInTheWayOfItsArchAlone) {
+  auto padded = key(16, 2, 0, 1, 32).canonical();
+  padded.replace(padded.find("=16"), 3, "=016");
+  for (const auto& [update, expected] :
+       {std::pair{std::string("UPDATE gaps SET key = 'heads==32'"), std::string("gaps row 1, column key")},
+        std::pair{fmt::format("UPDATE gaps SET fallback = '{}'", padded), std::string("not in canonical form")}}) {
+    SCOPED_TRACE(update);
+    test::ToyDb t;
+    t.ok(t.run("sm_90a"), key(16, 2, 0, 1, 32), config(64, 2), 12.5);
+    t.declared_gap("gfx942", key(32, 2, 0, 1, 32), "vendor lib 1.0", "aborts", key(16, 2, 0, 1, 32).canonical());
+    ASSERT_EQ(build_table(t.db(), test::toy(), test::request()).arches.size(), 2u) << "the twin: well formed";
+    SQLite::Database(t.path(), SQLite::OPEN_READWRITE).exec(update);
+    EXPECT_THAT(build_error(t.db(), test::request()), HasSubstr(expected));
+    auto req = test::request();
+    req.drop_refused_arches = true;
+    const auto table = build_table(t.db(), test::toy(), req);
+    ASSERT_EQ(table.arches.size(), 1u);
+    EXPECT_EQ(table.arches[0].arch, "sm_90a");
+    ASSERT_EQ(table.refused.size(), 1u);
+    EXPECT_EQ(table.refused[0].arch, "gfx942");
+  }
+}
+
 TEST(DispatchTable, NewestRunWinsNotTheFastest) {
   test::ToyDb t;
   auto old_run = t.run();
