@@ -375,19 +375,28 @@ void run(const BenchOptions& o) {
   const auto what = fmt::format("config {} for key {}", chosen->config.pretty(fam.config_fields()),
                                 key.pretty(fam.key_fields()));
   // A fault (the kernel's, or a probe's) says which step it ended; so does a hang, which only
-  // ending the process can stop.
+  // ending the process can stop. The step is set after what the step before wrote, so that the
+  // watchdog's thread may read the kernel's result once the step after it shows.
+  static constexpr const char* kCopyAfter = "the copy test after the kernel";
   std::atomic<const char*> step = "the copy test before the kernel";
   try {
     const Watchdog watchdog(std::chrono::duration<double>(o.timeout_s), [&] {
-      return fmt::format("{}: {} did not finish within {} s (a hung device? --timeout sets the limit)", what,
-                         step.load(), o.timeout_s);
+      const char* hung = step.load();
+      const auto& s = report.result.stats;
+      return fmt::format("{}: {} did not finish within {} s (a hung device? --timeout sets the limit){}", what, hung,
+                         o.timeout_s,
+                         hung == kCopyAfter && report.result.status == sweep::RunStatus::ok
+                             ? fmt::format("; the kernel was timed before it: median {:.2f} us, p10 {:.2f} us, p90 "
+                                           "{:.2f} us, n {}",
+                                           s.median_us, s.p10_us, s.p90_us, s.n)
+                             : "");
     });
     report.copy = bench::measure_copy_around(*ctx, [&] {
       step = "the matrix-core probe";
       report.matrix = bench::try_measure_matrix_tflops(b, *ctx);
       step = o.no_verify ? "timing the kernel" : "verifying and timing the kernel";
       report.result = runner.run(fam, req);
-      step = "the copy test after the kernel";
+      step = kCopyAfter;
     });
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {} failed: {} (no timing is reported)", what, step.load(), e.what()));

@@ -191,9 +191,9 @@ Table build_table(db::Database& db, const Family& family, const Request& request
       // Rows of an arch ktune cannot compile for have no kernels to ship, and a name it did not
       // write may not survive a header's string literal (a NUL cut "sm_90a\0evil" to sm_90a).
       if (!is_known_target(arch))
-        throw Error(fmt::format("arch {} is not a target ktune knows ({}): the database was written by another "
-                                "tool or another version",
-                                string_literal(arch), known_target_names()));
+        throw Error(fmt::format("arch {} is not a target ktune knows ({}){}", string_literal(arch),
+                                known_target_names(),
+                                request.arch ? "" : ": the database was written by another tool or another version"));
       if (auto a = build_arch(db, family, request, arch)) {
         if (auto cycle = fallback_cycle(rules, select_rows(rules, *a)); !cycle.empty())
           throw fallback_cycle_error(t, *a, cycle);

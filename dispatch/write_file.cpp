@@ -18,15 +18,17 @@
 namespace ktune::dispatch {
 namespace {
 
-// Owns the temporary file until it has been renamed into place. Its name is short whatever the
-// target's (a name of 255 bytes, the most a file system takes, can still be written), and it is
-// created with mode 0666 for the umask to narrow, as any new file is; mkstemp's 0600 would not be.
+// Owns the temporary file until it has been renamed into place. Its name holds at most 32 bytes
+// of the target's, to say whose it is, so that a name of 255 bytes (the most a file system takes)
+// can still be written; it is created with mode 0666 for the umask to narrow, as any new file is
+// (mkstemp's 0600 would not be).
 class TempFile {
  public:
   explicit TempFile(const std::filesystem::path& target) {
     std::random_device entropy;
+    const auto whose = target.filename().string().substr(0, 32);
     for (int attempt = 0; fd_ < 0; ++attempt) {
-      path_ = (target.parent_path() / fmt::format(".ktune-{:08x}.tmp", entropy())).string();
+      path_ = (target.parent_path() / fmt::format(".{}.ktune-{:08x}.tmp", whose, entropy())).string();
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ < 0 && (errno != EEXIST || attempt == 100)) {
         const int why = errno;

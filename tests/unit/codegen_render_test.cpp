@@ -180,9 +180,13 @@ TEST(CodegenWrite, ReplacesTheFileAtomicallyAndLeavesNoTemporaryFile) {
 // keeps its permissions.
 TEST(CodegenWrite, PermissionsFollowTheUmaskAndSurviveAReplacement) {
   db::test::TempDir dir;
-  const mode_t before = ::umask(027);
-  write_file_atomically(dir.file("new.hpp"), "text\n");
-  ::umask(before);
+  {
+    struct Umask {
+      mode_t before = ::umask(027);
+      ~Umask() { ::umask(before); }
+    } umask;
+    write_file_atomically(dir.file("new.hpp"), "text\n");
+  }
   EXPECT_EQ(fs::status(dir.file("new.hpp")).permissions(), fs::perms(0640));
   fs::permissions(dir.file("new.hpp"), fs::perms(0604));
   write_file_atomically(dir.file("new.hpp"), "again\n");

@@ -143,7 +143,9 @@ class HostContext final : public backend::Context {
   void replay(backend::Graph&) override { throw Error("host emulation has no graphs"); }
 
  private:
-  backend::DeviceInfo info_{0, "host emulation", "gfx90a", 1, 64, 1 << 20, int64_t{1} << 32, 65536, 65536, 1000};
+  backend::DeviceInfo info_{.name = "host emulation", .arch = "gfx90a", .compute_units = 1, .warp_size = 64,
+                            .l2_bytes = 1 << 20, .memory_bytes = int64_t{1} << 32, .shared_per_block = 65536,
+                            .shared_per_block_optin = 65536, .clock_khz = 1000};
 };
 
 // Both layouts, every vector width, tokens per CTA 1 / 2 / 4, both clamping modes, the unfused

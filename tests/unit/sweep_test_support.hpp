@@ -112,7 +112,9 @@ class FakeContext : public backend::Context {
   int loads = 0;     // code objects loaded
 
  private:
-  backend::DeviceInfo info_{0, "Fake GPU", "sm_90a", 1, 32, 1 << 20, 1 << 30, 48 << 10, 48 << 10, 1000000};
+  backend::DeviceInfo info_{.name = "Fake GPU", .arch = "sm_90a", .compute_units = 1, .warp_size = 32, .l2_bytes = 1 << 20,
+                            .memory_bytes = 1 << 30, .shared_per_block = 48 << 10, .shared_per_block_optin = 48 << 10,
+                            .clock_khz = 1000000};
   double now_us_ = 0;
 };
 

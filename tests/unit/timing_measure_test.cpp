@@ -47,6 +47,7 @@ class FakeContext final : public backend::Context {
   std::map<size_t, double> stalls_us;  // extra time of the launch at this index of `executed`
   int replays = 0;
   size_t copied_bytes = 0;  // of the last copy
+  bool copy_faults = false;  // a copy reports a device fault (a kernel's, surfacing late)
 
   // What enqueue() of a test calls: runs now, or joins the graph being captured.
   void launch_on(int rotation) {
@@ -66,6 +67,7 @@ class FakeContext final : public backend::Context {
   void download(void*, const Buffer&, size_t, size_t) override {}
   void fill(Buffer&, uint8_t) override {}
   void copy(Buffer&, const Buffer&, size_t bytes) override {
+    if (copy_faults) throw DeviceFault("illegal address (found at a copy)");
     copied_bytes = bytes;
     now_us_ += 2.0 * static_cast<double>(bytes) / (copy_gbps * 1e3);
   }
@@ -91,7 +93,9 @@ class FakeContext final : public backend::Context {
     for (int r : static_cast<FakeGraph&>(g).rotations) launch_on(r);
   }
 
-  backend::DeviceInfo info_{0, "fake", "sm_00", 1, 32, 60'000'000, int64_t{80} << 30, 48 << 10, 48 << 10, 1000};
+  backend::DeviceInfo info_{.name = "fake", .arch = "sm_00", .compute_units = 1, .warp_size = 32, .l2_bytes = 60'000'000,
+                            .memory_bytes = int64_t{80} << 30, .shared_per_block = 48 << 10,
+                            .shared_per_block_optin = 48 << 10, .clock_khz = 1000};
 
  private:
   double now_us_ = 0;
@@ -302,6 +306,13 @@ TEST(CopyBandwidth, AFailedSecondProbeKeepsTheMeasurement) {
   EXPECT_TRUE(roof.after_error.find("too little free memory") != std::string::npos) << roof.after_error;
   FakeContext fine;
   EXPECT_EQ(measure_copy_around(fine, [] {}).after_error, "") << "the twin: a probe that works";
+}
+
+// A device fault at the second probe may be the kernel's, found late: the measurement is suspect
+// and the fault propagates.
+TEST(CopyBandwidth, AFaultAtTheSecondProbePropagates) {
+  FakeContext ctx;
+  EXPECT_THROW(measure_copy_around(ctx, [&] { ctx.copy_faults = true; }), DeviceFault);
 }
 
 }  // namespace

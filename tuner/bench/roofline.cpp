@@ -37,6 +37,8 @@ CopyRoof measure_copy_around(backend::Context& ctx, const std::function<void()>&
   measurement();
   try {
     roof.after_gbps = measure_copy_gbps(ctx, policy);
+  } catch (const DeviceFault&) {
+    throw;  // a fault of the kernel may surface at the next call: the measurement is suspect
   } catch (const Error& e) {
     roof.after_error = e.what();
   }

@@ -25,8 +25,9 @@ struct CopyRoof {
   double gbps() const noexcept { return before_gbps > after_gbps ? before_gbps : after_gbps; }
 };
 // Runs `measurement` between two measure_copy_gbps probes. What the first probe or `measurement`
-// throws propagates (and the second probe is not taken); a failed second probe is recorded in
-// after_error instead, since the measurement before it is finished.
+// throws propagates (and the second probe is not taken); a second probe that fails is recorded
+// in after_error instead, since the measurement before it is finished, unless the device faulted:
+// a kernel's fault may surface at the next call, so a DeviceFault propagates.
 CopyRoof measure_copy_around(backend::Context& ctx, const std::function<void()>& measurement,
                              const TimingPolicy& policy = {});
 

@@ -14,7 +14,7 @@ Watchdog::Watchdog(std::chrono::duration<double> limit, std::function<std::strin
     if (cv_.wait_until(lock, deadline, [this] { return done_; })) return;
     fmt::print(stderr, "ktune: error: {}\n", message());
     std::fflush(stderr);
-    std::_Exit(1);
+    std::_Exit(kExitStatus);
   });
 }
 

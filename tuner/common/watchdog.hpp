@@ -14,8 +14,10 @@ namespace ktune {
 
 class Watchdog {
  public:
+  static constexpr int kExitStatus = 124;
   // After `limit` without destruction: prints "ktune: error: " + message() to stderr and ends
-  // the process with exit status 1 (std::_Exit: nothing of the hung work can be unwound).
+  // the process with exit status 124, timeout(1)'s, which scripts can tell from an error's 1
+  // (std::_Exit: nothing of the hung work can be unwound).
   Watchdog(std::chrono::duration<double> limit, std::function<std::string()> message);
   ~Watchdog();  // disarms it
   Watchdog(const Watchdog&) = delete;
