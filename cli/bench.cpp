@@ -5,6 +5,7 @@
 // checked before one is looked for.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "backend/backend.hpp"
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
+#include "bench/stopping.hpp"
 #include "cache_warning.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
@@ -273,6 +275,8 @@ json to_json(const Report& r) {
           {"p10_us", s.p10_us},
           {"p90_us", s.p90_us},
           {"samples", s.n},
+          {"rel_ci", std::isfinite(s.rel_ci) ? json(s.rel_ci) : json(nullptr)},
+          {"stop", bench::to_string(s.stop)},
           {"bytes", r.result.traffic.bytes},
           {"flops", r.result.traffic.flops},
           {"gbps", r.rates.gbps},
@@ -296,7 +300,8 @@ void print_text(const Report& r) {
                r.result.max_abs_err, r.result.rel_l2_err);
   else
     fmt::print("  verified   no (--no-verify): these timings say nothing about correctness\n");
-  fmt::print("  time       median {:.2f} us, p10 {:.2f} us, p90 {:.2f} us, n {}\n", s.median_us, s.p10_us, s.p90_us, s.n);
+  fmt::print("  time       median {:.2f} us, p10 {:.2f} us, p90 {:.2f} us, n {}; {}\n", s.median_us, s.p10_us, s.p90_us,
+             s.n, bench::precision(s));
   fmt::print("  traffic    {:.4g} MB, {:.4g} GFLOP per launch\n", r.result.traffic.bytes / 1e6,
              r.result.traffic.flops / 1e9);
   if (r.copy.after_error.empty())

@@ -22,9 +22,9 @@ using namespace std::chrono_literals;
 const char* kWorker = R"(#!/bin/sh
 log="$1"
 answered=0
-result() {  # status median fully_timed detail [samples]; the worker's resident set grows by 1 MiB an answer
+result() {  # status median fully_timed detail [samples [stop]]; the worker's resident set grows by 1 MiB an answer
   answered=$((answered + 1))
-  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":${5:-20},\"rel_ci\":null,\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648,\"time\":{\"setup_ms\":500,\"load_ms\":1,\"verify_ms\":20,\"screen_ms\":30,\"full_ms\":40,\"timed_ms\":25,\"total_ms\":600}}"
+  echo "{\"status\":\"$1\",\"detail\":\"$4\",\"max_abs_err\":0.001,\"rel_l2_err\":0.0001,\"median_us\":$2,\"p10_us\":$2,\"p90_us\":$2,\"samples\":${5:-20},\"rel_ci\":null,\"stop\":\"${6:-converged}\",\"fully_timed\":$3,\"bytes\":5000000,\"flops\":1000000,\"fatal\":false,\"rss_bytes\":$((answered * 1048576)),\"device_used_bytes\":2147483648,\"time\":{\"setup_ms\":500,\"load_ms\":1,\"verify_ms\":20,\"screen_ms\":30,\"full_ms\":40,\"timed_ms\":25,\"total_ms\":600}}"
 }
 while IFS= read -r line; do
   echo "$line" >> "$log"
@@ -43,6 +43,7 @@ while IFS= read -r line; do
     *'"config":"rows=128,'*) result ok 7 true "" 0 ;;
     *'"config":"rows=144,'*) result ok 9 true ""; sleep 0.3; echo "teardown abort" >&2; kill -ABRT $$ ;;
     *'"config":"rows=160,'*) result ok 11 true "" ;;
+    *'"config":"rows=176,'*) result ok 13 true "" 20 budget ;;
     *) echo "unexpected request" >&2; exit 9 ;;
   esac
 done
@@ -284,6 +285,17 @@ TEST_F(SweepRunner, AnOkAnswerWithImpossibleTimingIsAFault) {
   EXPECT_EQ(m[128].status, db::Status::fault);
   EXPECT_NE(m[128].detail.find("impossible timing (0 samples"), std::string::npos) << m[128].detail;
   EXPECT_EQ(m[16].status, db::Status::ok);
+}
+
+// A time whose sampling stopped before the median was known to the policy's precision says so
+// in its row; a converged one leaves the detail empty.
+TEST_F(SweepRunner, AnOkRowThatDidNotConvergeSaysSo) {
+  sweep(space({64}, {176, 16}));
+  auto m = by_rows(64);
+  EXPECT_EQ(m[176].status, db::Status::ok);
+  EXPECT_EQ(m[176].detail, "not converged: median not bounded (20 samples); stopped at the time budget");
+  EXPECT_EQ(m[16].status, db::Status::ok);
+  EXPECT_EQ(m[16].detail, "");
 }
 
 // A worker that dies after answering (in the previous candidate's teardown, or killed for its

@@ -258,6 +258,15 @@ TEST(SweepProtocol, MessagesRoundTrip) {
   EXPECT_THROW(run_result_from(part_time), Error) << "an account with a phase missing is malformed";
   EXPECT_TRUE(std::isinf(rb.max_abs_err)) << "an infinite error must survive JSON";
   EXPECT_TRUE(std::isinf(rb.stats.rel_ci));
+  EXPECT_EQ(rb.stats.stop, bench::Stop::none);
+  r.stats.stop = bench::Stop::budget;
+  EXPECT_EQ(run_result_from(nlohmann::json::parse(to_json(r).dump())).stats.stop, bench::Stop::budget);
+  auto no_stop = to_json(r);
+  no_stop.erase("stop");
+  EXPECT_EQ(run_result_from(no_stop).stats.stop, bench::Stop::none) << "a worker that does not say";
+  auto bad_stop = to_json(r);
+  bad_stop["stop"] = "bored";
+  EXPECT_THROW(run_result_from(bad_stop), Error);
   EXPECT_THROW(run_result_from(nlohmann::json{{"status", "ok"}}), Error);
   EXPECT_THROW(run_result_from(nlohmann::json::parse(R"({"status":"great"})")), Error);
 

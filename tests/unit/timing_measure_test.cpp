@@ -127,6 +127,7 @@ TEST(TimingMeasure, TwoLaunchesSlowerThanTheAbandonMarkAreTheOnlySamples) {
   const Stats s = measure_launches(ctx, 3, policy);
   EXPECT_EQ(s.n, 2);
   EXPECT_NEAR(s.median_us, 250, 0.01);
+  EXPECT_EQ(s.stop, Stop::abandoned);
   EXPECT_EQ(ctx.executed.size(), 3u) << "the warm-up and the two timed launches";
 
   // At or under the mark the measurement is the usual one.
@@ -134,6 +135,7 @@ TEST(TimingMeasure, TwoLaunchesSlowerThanTheAbandonMarkAreTheOnlySamples) {
   policy.abandon_us = 250;
   const Stats kept = measure_launches(ctx, 3, policy);
   EXPECT_EQ(kept.n, policy.min_samples);
+  EXPECT_EQ(kept.stop, Stop::converged);
 
   // A launch shorter than a sample is batched, never abandoned on its own time.
   ctx.launch_us = 50;

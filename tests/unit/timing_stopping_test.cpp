@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include <fmt/format.h>
+
 #include "bench/stopping.hpp"
 
 namespace ktune::bench {
@@ -23,6 +25,8 @@ TEST(TimingStopping, QuietSamplesStopAtTheMinimumCount) {
   EXPECT_EQ(s.n, policy.min_samples) << "not earlier: a CI from fewer samples is not trusted";
   EXPECT_DOUBLE_EQ(s.median_us, 42.0);
   EXPECT_DOUBLE_EQ(s.rel_ci, 0.0);
+  EXPECT_EQ(s.stop, Stop::converged);
+  EXPECT_EQ(precision(s), "median within +-0.0% (95% CI); converged");
 }
 
 TEST(TimingStopping, ModerateNoiseRunsUntilTheCiIsTight) {
@@ -40,6 +44,8 @@ TEST(TimingStopping, HeavyNoiseNeverStopsEarly) {
   const Stats s = sample_until_stable(sampler(0.5, 5), kNoTimePasses, policy);
   EXPECT_EQ(s.n, policy.max_samples);
   EXPECT_GT(s.rel_ci, policy.rel_ci) << "the result admits it is not converged";
+  EXPECT_EQ(s.stop, Stop::max_samples);
+  EXPECT_EQ(precision(s), fmt::format("median within +-{:.1f}% (95% CI); stopped at the most samples, 500", 100 * s.rel_ci));
 }
 
 TEST(TimingStopping, TimeBudgetEndsSampling) {
@@ -49,6 +55,7 @@ TEST(TimingStopping, TimeBudgetEndsSampling) {
   const Stats s = sample_until_stable(
       sampler(0.5, 11), [&] { return now += 100; }, policy);
   EXPECT_EQ(s.n, 20);  // the clock reads 2000 ms after the 20th sample
+  EXPECT_EQ(s.stop, Stop::budget);
 }
 
 TEST(TimingStopping, SpentBudgetStillTakesOneSample) {
@@ -57,6 +64,8 @@ TEST(TimingStopping, SpentBudgetStillTakesOneSample) {
   const Stats s = sample_until_stable([] { return 7.0; }, [] { return 5.0; }, policy);
   EXPECT_EQ(s.n, 1);
   EXPECT_DOUBLE_EQ(s.median_us, 7.0);
+  EXPECT_EQ(s.stop, Stop::budget);
+  EXPECT_EQ(precision(s), "median not bounded (1 samples); stopped at the time budget");
 }
 
 TEST(TimingStopping, BatchFillsTheMinimumSampleTime) {

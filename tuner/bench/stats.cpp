@@ -14,7 +14,25 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[below] + (pos - static_cast<double>(below)) * (sorted[above] - sorted[below]);
 }
 
+constexpr std::pair<Stop, std::string_view> kStops[] = {{Stop::none, "none"},
+                                                        {Stop::converged, "converged"},
+                                                        {Stop::max_samples, "max_samples"},
+                                                        {Stop::budget, "budget"},
+                                                        {Stop::abandoned, "abandoned"}};
+
 }  // namespace
+
+std::string_view to_string(Stop s) noexcept {
+  for (const auto& [stop, name] : kStops)
+    if (stop == s) return name;
+  return "none";
+}
+
+std::optional<Stop> stop_from_string(std::string_view text) noexcept {
+  for (const auto& [stop, name] : kStops)
+    if (name == text) return stop;
+  return std::nullopt;
+}
 
 std::optional<std::pair<int, int>> median_ci_ranks(int n, double confidence) {
   // The interval [x_(j), x_(n+1-j)] (1-based) misses the median with probability

@@ -4,9 +4,21 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <utility>
 
 namespace ktune::bench {
+
+// Why sampling stopped: the median known to the policy's precision, or a limit reached first.
+enum class Stop {
+  none,         // not sampled by sample_until_stable (a summary of given samples)
+  converged,    // the median's 95% CI within TimingPolicy::rel_ci
+  max_samples,  // TimingPolicy::max_samples taken
+  budget,       // TimingPolicy::budget_ms spent
+  abandoned,    // two launches slower than TimingPolicy::abandon_us: a loser, timed no further
+};
+std::string_view to_string(Stop s) noexcept;
+std::optional<Stop> stop_from_string(std::string_view text) noexcept;
 
 struct Stats {
   double median_us = 0;
@@ -19,6 +31,7 @@ struct Stats {
   // What the timed launches took on the device, every launch of every sample and those timed
   // alone before sampling (not the warm-up): the part of a measurement's wall time that is kernel.
   double timed_ms = 0;
+  Stop stop = Stop::none;
 };
 
 // 0-based ranks (lo, hi) of the sorted samples that bracket the median of the distribution

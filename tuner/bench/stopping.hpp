@@ -2,6 +2,7 @@
 // When to stop timing: the sampling loop with its stopping rule, free of any device so that it
 // is tested with synthetic samples and a fake clock.
 #include <functional>
+#include <string>
 
 #include "bench/stats.hpp"
 
@@ -26,6 +27,11 @@ struct TimingPolicy {
 // always taken, so the result has a median even when the budget was spent before sampling.
 Stats sample_until_stable(const std::function<double()>& take_sample_us, const std::function<double()>& elapsed_ms,
                           const TimingPolicy& policy);
+
+// How well the median is known and why sampling stopped, for reports: "median within +-1.3% (95%
+// CI); converged", "median within +-4.0% (95% CI); stopped at the time budget", "median not bounded
+// (2 samples); abandoned: two launches slower than the cutoff".
+std::string precision(const Stats& s);
 
 // Launches per sample: enough that a sample of launches `launch_us` long lasts
 // policy.min_sample_us, within [1, policy.max_batch].

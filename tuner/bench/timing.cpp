@@ -98,6 +98,7 @@ Stats measure(backend::Context& ctx, const Enqueue& enqueue, int rotations, cons
       const double both[] = {first_us, second_us};
       Stats stats = summarize(both);
       stats.timed_ms = timed_us / 1000.0;
+      stats.stop = Stop::abandoned;
       return stats;
     }
     first_us = second_us;

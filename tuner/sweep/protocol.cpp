@@ -94,6 +94,7 @@ json to_json(const RunResult& r) {
           {"p90_us", r.stats.p90_us},
           {"samples", r.stats.n},
           {"rel_ci", finite_or_null(r.stats.rel_ci)},
+          {"stop", bench::to_string(r.stats.stop)},
           {"fully_timed", r.fully_timed},
           {"bytes", r.traffic.bytes},
           {"flops", r.traffic.flops},
@@ -115,6 +116,12 @@ RunResult run_result_from(const json& j) {
     j.at("p90_us").get_to(r.stats.p90_us);
     j.at("samples").get_to(r.stats.n);
     r.stats.rel_ci = finite_or_inf(j.at("rel_ci"));
+    // Optional: a worker that does not say why its sampling stopped.
+    const auto stop = j.value("stop", std::string("none"));
+    if (const auto s = bench::stop_from_string(stop))
+      r.stats.stop = *s;
+    else
+      throw Error(fmt::format("stop '{}' is none of converged, max_samples, budget, abandoned, none", stop));
     j.at("fully_timed").get_to(r.fully_timed);
     j.at("bytes").get_to(r.traffic.bytes);
     j.at("flops").get_to(r.traffic.flops);

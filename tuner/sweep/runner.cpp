@@ -14,6 +14,7 @@
 #include "bench/matrix_probe.hpp"
 #include "common/utf8.hpp"
 #include "bench/roofline.hpp"
+#include "bench/stopping.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
 #include "common/stopwatch.hpp"
@@ -393,6 +394,8 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   // scripts/sweep_results.sh (KTUNE_RESULTS_TRIM=screened) knows screened rows by this prefix.
   if (!fully_timed)
     m.detail = fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
+  else if (st.stop != bench::Stop::converged && st.stop != bench::Stop::none)
+    m.detail = excerpt(fmt::format("not converged: {}", bench::precision(st)), kDetailChars);
   return m;
 }
 
