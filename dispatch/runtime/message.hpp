@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/utf8.hpp"
 #include "ktune/runtime.h"
 
 namespace ktune::runtime {
@@ -20,7 +21,14 @@ class Message {
   template <class... Args>
   explicit Message(fmt::format_string<Args...> format, Args&&... args) noexcept {
     try {
-      size_ = std::min(fmt::format_to_n(text_, sizeof text_, format, std::forward<Args>(args)...).size, sizeof text_);
+      const size_t whole = fmt::format_to_n(text_, sizeof text_, format, std::forward<Args>(args)...).size;
+      size_ = std::min(whole, sizeof text_);
+      // Cut short (a long path or driver message): between whole characters, and said so.
+      if (whole > sizeof text_) {
+        size_ = utf8_boundary({text_, sizeof text_}, sizeof text_ - kCut.size());
+        std::copy(kCut.begin(), kCut.end(), text_ + size_);
+        size_ += kCut.size();
+      }
     } catch (...) {  // fmt checked the format at compile time; a value that failed to format: the format itself
       const fmt::string_view f = format;
       size_ = std::min(f.size(), sizeof text_);
@@ -30,6 +38,7 @@ class Message {
   operator std::string_view() const noexcept { return {text_, size_}; }
 
  private:
+  static constexpr std::string_view kCut = "...";
   char text_[sizeof(ktune_result::message) - 1] = {};  // what report() copies; it adds the terminator
   size_t size_ = 0;
 };

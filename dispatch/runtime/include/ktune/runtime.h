@@ -118,7 +118,7 @@ typedef union ktune_key {
   int64_t field[8];
 } ktune_key;
 
-/* What a call did. `message` is NUL-terminated (truncated to fit). */
+/* What a call did. `message` is NUL-terminated; one cut to fit ends in "...". */
 typedef struct ktune_result {
   ktune_status status;
   int32_t has_fallback_key;         /* KTUNE_GAP with a declared fallback, KTUNE_OK_FALLBACK */
