@@ -328,6 +328,25 @@ TEST_F(SweepRunner, ResumeOnAnotherShapeStartsANewRun) {
   EXPECT_EQ(sweep(other).run_id, again.run_id) << "and that run is resumed on its own shape";
 }
 
+// A run's roofs are its host's: --resume on another host starts a run of its own, which that
+// host then resumes.
+TEST_F(SweepRunner, ResumeOnAnotherHostStartsANewRun) {
+  const auto first = sweep(space({32}, {16}));  // as if killed before rows=48
+  options.resume = true;
+  host = "other-host";
+  const auto again = sweep(space({32}, {16, 48}));
+  EXPECT_FALSE(again.resumed);
+  EXPECT_NE(again.run_id, first.run_id);
+  EXPECT_EQ(again.candidates, 2u);
+  EXPECT_EQ(db->run(again.run_id).host, "other-host");
+  EXPECT_EQ(sweep(space({32}, {16, 48})).run_id, again.run_id) << "and that run is resumed on its own host";
+  host = "toy-host";
+  const auto back = sweep(space({32}, {16, 48}));
+  EXPECT_TRUE(back.resumed);
+  EXPECT_EQ(back.run_id, first.run_id) << "the first host resumes its own run";
+  EXPECT_EQ(back.candidates, 1u);
+}
+
 // A fresh run killed after its first result, then resumed: the run it continues is the killed
 // one, and only its own results are done (an older complete run's would leave it incomplete,
 // and codegen serves each key from its newest run).

@@ -18,6 +18,7 @@ struct ToySweep {
   ToyFamily family;
   FakeCompiler compiler;
   sweep::SweepOptions options;
+  std::string host = "toy-host";  // the provenance's
 
   // `worker` is the text of the worker's shell script, `args` its arguments.
   explicit ToySweep(const char* worker, const std::vector<std::string>& args = {}) {
@@ -56,7 +57,9 @@ struct ToySweep {
     jit::CompileSettings cs;
     cs.arch = "sm_90a";
     cs.cache = cache;
-    return sweep::run_sweep(s, db, provenance(), compiler, cs, o);
+    auto p = provenance();
+    p.host = host;
+    return sweep::run_sweep(s, db, std::move(p), compiler, cs, o);
   }
 };
 

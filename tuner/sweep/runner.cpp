@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -208,13 +209,16 @@ class Sweep {
   std::vector<std::string> ranking_ = ranking_fields(family_);
   SweepSummary summary_;
   std::string matrix_error_;  // why the first worker could not measure the matrix-core roof
+  std::optional<db::Run> other_host_;  // the run --resume would continue, had it been of this host
   bool stopped_ = false;
 };
 
 void Sweep::resume() {
   // The newest compatible run whose every result belongs to this sweep: timed on its shape, of
-  // keys in its plan (so not another shard's). Only that run's results are done: another run's
-  // would leave this one's keys incomplete, and codegen serves a key from its newest run.
+  // keys in its plan (so not another shard's), on this host. Only that run's results are done:
+  // another run's would leave this one's keys incomplete, and codegen serves a key from its
+  // newest run. A run of another host is not continued here: its roofs were measured there, and
+  // every fraction of the roof in a run is of that one machine's.
   std::set<Params> planned;
   for (const auto& k : build_plan(space_, target_limits(run_.arch), {}, options_.shard).keys) planned.insert(k.key);
   const auto compatible = db_.compatible_runs(run_);
@@ -226,6 +230,10 @@ void Sweep::resume() {
       return m.shape == space_.shape && planned.contains(m.key);
     });
     if (!ours) continue;
+    if (r->host != run_.host) {
+      if (!other_host_) other_host_ = *r;
+      continue;
+    }
     run_ = *r;
     summary_.resumed = true;
     for (const auto& m : measured) {
@@ -512,6 +520,10 @@ SweepSummary Sweep::run() {
     progress.message(fmt::format("run {}: nothing left to do", run_.id));
     return summary_;
   }
+  if (other_host_ && !summary_.resumed)
+    progress.message(fmt::format("run {} was swept on host '{}', not on this one ('{}'): a new run, whose roofs are "
+                                 "this machine's",
+                                 other_host_->id, other_host_->host, run_.host));
   start_worker_and_run();
   progress.message(fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before",
                                run_.id, summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch,
