@@ -17,9 +17,15 @@
 namespace ktune::cli {
 namespace {
 
-// "none" or the key with labels.
+// "none" or the key with labels; a stored text another tool wrote malformed is shown as it is,
+// with why, so that the listing still shows the gap to remove.
 std::string fallback_text(const std::string& fallback, const std::vector<FieldSpec>& fields) {
-  return fallback == "none" ? fallback : Params::parse_canonical(fallback).pretty(fields);
+  if (fallback == "none") return fallback;
+  try {
+    return Params::parse_canonical(fallback).pretty(fields);
+  } catch (const Error& e) {
+    return fmt::format("{} (malformed: {})", fallback, e.what());
+  }
 }
 
 const std::vector<FieldSpec>& key_fields_or_none(const std::string& family) {

@@ -93,18 +93,20 @@ KernelInfo kernel_info(const db::Winner& w, const Family& family, const std::str
   return k;
 }
 
+// The key a gap falls back to, nullopt for none. Throws Error naming the gap.
+std::optional<Params> fallback_of(const db::Gap& g) {
+  if (g.fallback.empty() || g.fallback == "none") return std::nullopt;
+  try {
+    return Params::parse_canonical(g.fallback);
+  } catch (const Error& e) {
+    throw Error(fmt::format("fallback of gap {} ({}): {}", g.id, g.source, e.what()));
+  }
+}
+
 GapInfo gap_info(const db::Gap& g, const Family& family) {
   GapInfo info{g.reason, g.detail, g.source, g.run_id, std::nullopt, g.fallback_note};
-  if (!g.fallback.empty() && g.fallback != "none") {
-    auto what = fmt::format("fallback of gap {} ({})", g.id, g.source);
-    Params fallback;
-    try {
-      fallback = Params::parse_canonical(g.fallback);
-    } catch (const Error& e) {
-      throw Error(fmt::format("{}: {}", what, e.what()));
-    }
-    info.fallback = checked(fallback, family.key_fields(), what);
-  }
+  if (const auto fallback = fallback_of(g))
+    info.fallback = checked(*fallback, family.key_fields(), fmt::format("fallback of gap {} ({})", g.id, g.source));
   return info;
 }
 
@@ -246,8 +248,7 @@ std::vector<Params> declared_fallback_loop(const Family& family, const std::vect
   for (const auto& [k, ds] : declared) {
     const db::Gap& d = *choose_declared(ds);
     std::optional<std::vector<int64_t>> fallback;
-    if (!d.fallback.empty() && d.fallback != "none")
-      if (const auto f = Params::parse_canonical(d.fallback); fits(f)) fallback = values_of(f);
+    if (const auto f = fallback_of(d); f && fits(*f)) fallback = values_of(*f);
     rows.emplace_back(rules, values_of(k), false, std::move(fallback));
     keys.push_back(&k);
   }

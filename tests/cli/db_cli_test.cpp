@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <SQLiteCpp/Database.h>
+
 #include "cli_run.hpp"
 #include "unit/db_test_support.hpp"
 
@@ -195,6 +197,18 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
   EXPECT_EQ(rows[0]["fallback"], "heads=16 block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64");
   EXPECT_EQ(rows[0]["fallback_note"], "flatten the block to L = 1 rows");
   EXPECT_TRUE(rows[0]["run"].is_null());
+
+  // A fallback another tool wrote malformed: listed as it is, and named where it stops a new gap.
+  SQLite::Database(db, SQLite::OPEN_READWRITE).exec("UPDATE gaps SET fallback = replace(fallback, '=16', '=016')");
+  o = run_ktune_args({"gaps", "--db", db, "--format", "json"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("heads=016,block_len=1,causal=0,kv_dtype=1,batch=64 (malformed: parameters"));
+  o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
+                      "heads=32 block_len=2 causal=0 kv_dtype=bf16 batch=32", "--source", "another", "--fallback",
+                      "heads=16 block_len=2 causal=0 kv_dtype=bf16 batch=32"});
+  EXPECT_EQ(o.status, 1);
+  EXPECT_THAT(o.err, AllOf(HasSubstr("fallback of gap 1"), HasSubstr("not in canonical form")));
+  SQLite::Database(db, SQLite::OPEN_READWRITE).exec("UPDATE gaps SET fallback = replace(fallback, '=016', '=16')");
 
   const auto before = test::fingerprint(db);
   o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
