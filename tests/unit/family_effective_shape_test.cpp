@@ -23,6 +23,15 @@ TEST(EffectiveShape, ABucketFieldAtZeroTakesTheKeysValue) {
   for (const auto& f : rope.key_fields()) rope_key.set(f.name, f.name == "tokens" ? 64 : f.min);
   const Params rope_space{{"tokens", 0}, {"page_size", 64}, {"table_rows", 4096}, {"padded_every", 0}};
   EXPECT_EQ(rope.effective_shape(rope_key, rope_space).at("tokens"), 64);
+
+  // An identity rope reads one table row whatever table_rows says; a full rope reads them all.
+  Params full_rope = rope_key, identity = rope_key;
+  full_rope.set("rope", 0);
+  identity.set("rope", 1);
+  Params longer_table = rope_space;
+  longer_table.set("table_rows", 8192);
+  EXPECT_EQ(rope.effective_shape(identity, rope_space), rope.effective_shape(identity, longer_table));
+  EXPECT_NE(rope.effective_shape(full_rope, rope_space), rope.effective_shape(full_rope, longer_table));
 }
 
 }  // namespace

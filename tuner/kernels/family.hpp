@@ -144,8 +144,9 @@ class Family {
   virtual std::string_view bucket_field() const noexcept { return "batch"; }
   // The shape an instance of `key` is set up with: a shape field of the bucket field's name at 0
   // stands for the key's value (mla_decode's batch, qk_rope_cache's tokens), so that one space
-  // serves every bucket. Two shapes time the same problem when these are equal.
-  Params effective_shape(const Params& key, const Params& shape) const {
+  // serves every bucket; a family whose keys ignore other shape fields says so too. Two shapes
+  // time the same problem when these are equal.
+  virtual Params effective_shape(const Params& key, const Params& shape) const {
     Params s = shape;
     if (s.find(bucket_field()) == 0)
       if (const auto value = key.find(bucket_field())) s.set(bucket_field(), *value);

@@ -32,6 +32,13 @@ class QkRopeCacheFamily final : public Family {
   const std::vector<FieldSpec>& shape_fields() const noexcept override { return rope::shape_fields(); }
   std::string_view template_file() const noexcept override { return "qk_rope_cache/qk_rope_cache.hip"; }
   std::string_view bucket_field() const noexcept override { return "tokens"; }
+  // An identity rope reads a 1-row table whatever the shape's table_rows (make_problem).
+  Params effective_shape(const Params& key, const Params& shape) const override {
+    Params s = Family::effective_shape(key, shape);
+    if (key.find("rope") == static_cast<int64_t>(rope::RopeMode::identity) && s.find("table_rows"))
+      s.set("table_rows", 1);
+    return s;
+  }
   // Tokens per launch set the grid, so which config wins; then the types, which set the bytes
   // moved per token; the rope variant and style change a few instructions. In the H200 smoke
   // sweep (results/nvidia-h200/qk_rope_cache.sql) a key's first candidate would take 1.06x its
