@@ -40,9 +40,10 @@ Record measurement_record(const db::Measurement& m, const db::Run& run, bool bri
   r["n"] = m.samples;
   r["gbps"] = timing(m.gbps);
   r["tflops"] = timing(m.tflops);
-  r["frac_copy_bw"] = timing(m.frac_copy_bw);
+  auto fraction = [&](const std::optional<double>& v) { return timed && v ? number(*v) : Record(nullptr); };
+  r["frac_copy_bw"] = fraction(m.frac_copy_bw);
   if (!brief) {
-    r["frac_matrix"] = timing(m.frac_matrix);
+    r["frac_matrix"] = fraction(m.frac_matrix);
     r["max_abs_err"] = number(m.max_abs_err);
     r["rel_l2_err"] = number(m.rel_l2_err);
     r["measured_at"] = m.measured_at;

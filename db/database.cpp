@@ -86,8 +86,8 @@ Measurement read_measurement(SQLite::Statement& q, int i) {
   m.samples = q.getColumn(i++).getInt();
   m.gbps = zero_if_null(q.getColumn(i++));
   m.tflops = zero_if_null(q.getColumn(i++));
-  m.frac_copy_bw = zero_if_null(q.getColumn(i++));
-  m.frac_matrix = zero_if_null(q.getColumn(i++));
+  for (auto* fraction : {&m.frac_copy_bw, &m.frac_matrix})
+    if (const auto c = q.getColumn(i++); !c.isNull()) *fraction = c.getDouble();
   m.max_abs_err = nan_if_null(q.getColumn(i++));
   m.rel_l2_err = nan_if_null(q.getColumn(i++));
   m.detail = q.getColumn(i++).getString();
@@ -273,7 +273,12 @@ class SqliteDatabase final : public Database {
       };
       for (double v : {m.median_us, m.p10_us, m.p90_us}) bind_timing(v);
       q.bind(i++, m.samples);
-      for (double v : {m.gbps, m.tflops, m.frac_copy_bw, m.frac_matrix}) bind_timing(v);
+      for (double v : {m.gbps, m.tflops}) bind_timing(v);
+      for (const auto& fraction : {m.frac_copy_bw, m.frac_matrix})
+        if (timed && fraction)
+          q.bind(i++, *fraction);
+        else
+          q.bind(i++);  // NULL
       q.bind(i++, m.max_abs_err);
       q.bind(i++, m.rel_l2_err);
       q.bind(i++, m.detail);

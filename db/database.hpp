@@ -51,8 +51,9 @@ struct Measurement {
   double median_us = 0, p10_us = 0, p90_us = 0;
   int samples = 0;
   double gbps = 0, tflops = 0;
-  double frac_copy_bw = 0;     // gbps / run's copy_gbps
-  double frac_matrix = 0;      // tflops / run's matrix_tflops (0 if not measured)
+  // gbps / run's copy_gbps and tflops / run's matrix_tflops; none (NULL) where the run did not
+  // measure that roof or nothing was timed, rather than a 0 that reads as "no use of it".
+  std::optional<double> frac_copy_bw, frac_matrix;
   double max_abs_err = 0, rel_l2_err = 0;  // NaN survives the round trip (stored as NULL)
   std::string detail;          // compiler log excerpt, verify detail, fault message
   std::string measured_at;     // set by record(): UTC, ISO 8601

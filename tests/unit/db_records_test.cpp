@@ -149,12 +149,28 @@ TEST_F(DbRecords, MeasurementRoundTripsWithEveryField) {
   EXPECT_EQ(back.shape, m.shape);
   EXPECT_EQ(back.status, Status::ok);
   for (auto field : {&Measurement::median_us, &Measurement::p10_us, &Measurement::p90_us, &Measurement::gbps,
-                     &Measurement::tflops, &Measurement::frac_copy_bw, &Measurement::frac_matrix,
-                     &Measurement::max_abs_err, &Measurement::rel_l2_err})
+                     &Measurement::tflops, &Measurement::max_abs_err, &Measurement::rel_l2_err})
     EXPECT_EQ(back.*field, m.*field);
+  EXPECT_EQ(back.frac_copy_bw, m.frac_copy_bw);
+  EXPECT_EQ(back.frac_matrix, std::optional<double>(0.25));
   EXPECT_EQ(back.samples, 50);
   EXPECT_EQ(back.detail, m.detail);
   EXPECT_FALSE(back.measured_at.empty());
+}
+
+// A roof the run did not measure gives no fraction: NULL, not a 0 that reads as "no use of it".
+TEST_F(DbRecords, AFractionOfARoofNotMeasuredIsNull) {
+  const auto run = db->begin_run(test::sample_run());
+  auto m = test::timed(run, test::key(16), test::config(64), 12.5);
+  m.frac_matrix.reset();
+  db->record(m);
+  const auto back = db->measurements().at(0);
+  EXPECT_FALSE(back.frac_matrix.has_value());
+  EXPECT_TRUE(back.frac_copy_bw.has_value());
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM measurements WHERE frac_matrix IS NULL AND frac_copy_bw IS NOT NULL")
+                .getInt(),
+            1);
 }
 
 TEST_F(DbRecords, UntimedRowsStoreNullTimingAndNanErrorsSurvive) {

@@ -111,9 +111,9 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   EXPECT_EQ(m[16].status, db::Status::ok);
   EXPECT_DOUBLE_EQ(m[16].median_us, 10);
   EXPECT_DOUBLE_EQ(m[16].gbps, 500) << "5e6 bytes in 10 us";
-  EXPECT_DOUBLE_EQ(m[16].frac_copy_bw, 0.5);
+  EXPECT_DOUBLE_EQ(m[16].frac_copy_bw.value_or(0), 0.5);
   EXPECT_DOUBLE_EQ(m[16].tflops, 0.1) << "1e6 FLOPs in 10 us";
-  EXPECT_DOUBLE_EQ(m[16].frac_matrix, 0.25);
+  EXPECT_DOUBLE_EQ(m[16].frac_matrix.value_or(0), 0.25);
   EXPECT_EQ(m[16].shape, (Params{{"ctx", 1000}, {"batch", 4}}));
   EXPECT_EQ(m[32].status, db::Status::ok);
   EXPECT_NE(m[32].detail.find("screened: 2.00x"), std::string::npos) << m[32].detail;
@@ -285,6 +285,23 @@ TEST_F(SweepRunner, AnOkAnswerWithImpossibleTimingIsAFault) {
   EXPECT_EQ(m[128].status, db::Status::fault);
   EXPECT_NE(m[128].detail.find("impossible timing (0 samples"), std::string::npos) << m[128].detail;
   EXPECT_EQ(m[16].status, db::Status::ok);
+}
+
+// A worker that could not measure the matrix-core roof: its rows have no frac_matrix (NULL), and
+// their frac_copy_bw as usual.
+TEST(SweepRunnerRoofs, ARoofNotMeasuredLeavesItsFractionNull) {
+  std::string worker = kWorker;
+  const std::string measured = "\"matrix_tflops\":0.4";
+  worker.replace(worker.find(measured), measured.size(), "\"matrix_tflops\":0");
+  testing::ToySweep toy(worker.c_str());
+  toy.options.worker_command.push_back(toy.tmp.path() + "/requests.log");
+  const auto db = db::Database::open(toy.tmp.path() + "/t.db", true);
+  toy.run(*db, toy.space({32}, {16}, {1}), toy.options);
+  const auto rows = db->measurements();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, db::Status::ok);
+  EXPECT_FALSE(rows[0].frac_matrix.has_value());
+  EXPECT_DOUBLE_EQ(rows[0].frac_copy_bw.value_or(0), 0.5);
 }
 
 // A time whose sampling stopped before the median was known to the policy's precision says so

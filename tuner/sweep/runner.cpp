@@ -301,7 +301,7 @@ std::string Sweep::roofs() const {
   if (run_.matrix_tflops > 0)
     return fmt::format("copy bandwidth {:.0f} GB/s, {} {:.0f} TFLOP/s", run_.copy_gbps,
                        bench::matrix_roof_name(run_.arch), run_.matrix_tflops);
-  return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core throughput not measured{} (frac_matrix stays 0)",
+  return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core throughput not measured{} (frac_matrix is NULL)",
                      run_.copy_gbps, matrix_error_.empty() ? "" : ": " + matrix_error_);
 }
 
@@ -397,8 +397,8 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   const auto rates = bench::rates_of(r.traffic.bytes, r.traffic.flops, m.median_us, run_.copy_gbps, run_.matrix_tflops);
   m.gbps = rates.gbps;
   m.tflops = rates.tflops;
-  m.frac_copy_bw = rates.frac_copy_bw;
-  m.frac_matrix = rates.frac_matrix;
+  if (run_.copy_gbps > 0) m.frac_copy_bw = rates.frac_copy_bw;
+  if (run_.matrix_tflops > 0) m.frac_matrix = rates.frac_matrix;
   // scripts/sweep_results.sh (KTUNE_RESULTS_TRIM=screened) knows screened rows by this prefix.
   if (!fully_timed)
     m.detail = fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
