@@ -22,9 +22,7 @@ ktune_status report(ktune_result* out, ktune_status status, std::string_view mes
   }
   out->splits = splits;
   out->from_override = from_override ? 1 : 0;
-  const size_t n = std::min(message.size(), sizeof(out->message) - 1);
-  std::memcpy(out->message, message.data(), n);
-  out->message[n] = '\0';
+  out->message[write_fitted(message, out->message, sizeof(out->message) - 1)] = '\0';
   return status;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -15,31 +16,37 @@
 
 namespace ktune::runtime {
 
+// Writes `text` to `out` (`room` bytes, no terminator): whole where it fits, else cut between
+// whole characters and ending in "...", so that a caller can tell a cut message from a whole one.
+// Returns the bytes written; `out` may be where `text` is.
+inline size_t write_fitted(std::string_view text, char* out, size_t room) noexcept {
+  constexpr std::string_view kCut = "...";
+  const size_t keep = text.size() <= room ? text.size() : utf8_boundary(text, room - kCut.size());
+  std::memmove(out, text.data(), keep);
+  if (keep == text.size()) return keep;
+  std::copy(kCut.begin(), kCut.end(), out + keep);
+  return keep + kCut.size();
+}
+
 class Message {
  public:
   Message() noexcept = default;  // empty
   template <class... Args>
   explicit Message(fmt::format_string<Args...> format, Args&&... args) noexcept {
     try {
+      // One byte more than fits, so that a message too long is known to be and cut as such.
       const size_t whole = fmt::format_to_n(text_, sizeof text_, format, std::forward<Args>(args)...).size;
-      size_ = std::min(whole, sizeof text_);
-      // Cut short (a long path or driver message): between whole characters, and said so.
-      if (whole > sizeof text_) {
-        size_ = utf8_boundary({text_, sizeof text_}, sizeof text_ - kCut.size());
-        std::copy(kCut.begin(), kCut.end(), text_ + size_);
-        size_ += kCut.size();
-      }
+      size_ = write_fitted({text_, std::min(whole, sizeof text_)}, text_, kRoom);
     } catch (...) {  // fmt checked the format at compile time; a value that failed to format: the format itself
       const fmt::string_view f = format;
-      size_ = std::min(f.size(), sizeof text_);
-      std::copy_n(f.data(), size_, text_);
+      size_ = write_fitted({f.data(), f.size()}, text_, kRoom);
     }
   }
   operator std::string_view() const noexcept { return {text_, size_}; }
 
  private:
-  static constexpr std::string_view kCut = "...";
-  char text_[sizeof(ktune_result::message) - 1] = {};  // what report() copies; it adds the terminator
+  static constexpr size_t kRoom = sizeof(ktune_result::message) - 1;  // what report() copies; it adds the terminator
+  char text_[kRoom + 1] = {};
   size_t size_ = 0;
 };
 

@@ -19,20 +19,24 @@ TEST(RuntimeMessage, AMessageThatFitsIsWhole) {
 }
 
 TEST(RuntimeMessage, ALongMessageIsCutBetweenCharactersAndSaysSo) {
-  // Two-byte characters from an odd offset: the cut point falls inside one.
-  const std::string text = "x" + [] {
-    std::string s;
-    for (size_t i = 0; i < kRoom; ++i) s += "\xc3\xa9";  // é
-    return s;
-  }();
-  const Message message("path {}", text);
+  // Two-byte characters from byte 5 on: the cut for "..." (at 508) falls inside the one at 507.
+  std::string chars;
+  for (size_t i = 0; i < kRoom; ++i) chars += "\xc3\xa9";  // é
+  const Message message("path {}", chars.substr(0, 2 * 300) + "x" + chars);
   const std::string_view m = message;
-  ASSERT_LE(m.size(), kRoom);
-  EXPECT_TRUE(m.ends_with("...")) << m;
-  const auto body = m.substr(0, m.size() - 3);
-  EXPECT_TRUE(body.starts_with("path x\xc3\xa9"));
-  EXPECT_TRUE(body.ends_with("\xc3\xa9")) << "no character cut in two";
-  EXPECT_GE(m.size(), kRoom - 1) << "as much of the message as fits";
+  ASSERT_EQ(m.size(), 507u + 3u) << "the last whole character before the cut, then \"...\"";
+  EXPECT_TRUE(m.ends_with("\xc3\xa9...")) << m;
+  EXPECT_TRUE(m.starts_with("path \xc3\xa9"));
+}
+
+// What report() writes of any text, Message or not (an exception's what(), a path): the same cut.
+TEST(RuntimeMessage, AnyTextIsFittedTheSameWay) {
+  char out[16];
+  EXPECT_EQ(std::string_view(out, write_fitted("short", out, sizeof out)), "short");
+  EXPECT_EQ(std::string_view(out, write_fitted("exactly sixteen!", out, sizeof out)), "exactly sixteen!");
+  EXPECT_EQ(std::string_view(out, write_fitted("one byte too long", out, sizeof out)), "one byte too ...");
+  EXPECT_EQ(std::string_view(out, write_fitted("twelve bytes\xc3\xa9\xc3\xa9\xc3\xa9", out, sizeof out)), "twelve bytes...")
+      << "the cut at 13 falls inside the first character";
 }
 
 }  // namespace
