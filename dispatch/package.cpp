@@ -193,16 +193,18 @@ bool is_code_object_name(std::string_view name) {
          (ext == "cubin" || ext == "hsaco");
 }
 
-// The code objects the manifest in `dir` lists: those of the package a new one replaces. Only
-// these may be removed, since the directory may hold other files; an entry that names no code
-// object ("<16 hex digits>.<ext>", no directory) is ignored whatever the manifest says, and so is
-// a manifest that does not parse.
-std::set<std::string> listed_code_objects(const std::string& dir) {
+// The code objects the manifest in `dir` lists, when it is one of a package of `family` for `arch`:
+// those of the package a new one replaces. Only these may be removed, since the directory may
+// hold other files (another family's package, whose headers would be left without their code);
+// an entry that names no code object ("<16 hex digits>.<ext>", no directory) is ignored whatever
+// the manifest says, and so is a manifest that does not parse.
+std::set<std::string> listed_code_objects(const std::string& dir, std::string_view family, std::string_view arch) {
   std::ifstream in(dir + "/" + kManifestFile);
   std::set<std::string> listed;
   if (!in) return listed;
   const auto manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!manifest.is_object() || !manifest.contains("code_objects") || !manifest["code_objects"].is_array())
+  if (!manifest.is_object() || !manifest.contains("code_objects") || !manifest["code_objects"].is_array() ||
+      manifest.value("family", "") != family || manifest.value("arch", "") != arch)
     return listed;
   for (const auto& c : manifest["code_objects"])
     if (c.is_object() && c.contains("file") && c["file"].is_string() && is_code_object_name(c["file"].get<std::string>()))
@@ -256,7 +258,7 @@ Package write_package(db::Database& db, const Family& family, const jit::Compile
   std::error_code ec;
   std::filesystem::create_directories(req.out_dir, ec);
   if (ec) throw Error(fmt::format("cannot create the package directory {}: {}", req.out_dir, ec.message()));
-  const auto earlier = listed_code_objects(req.out_dir);
+  const auto earlier = listed_code_objects(req.out_dir, p.family, p.arch);
   // Every file is written before any replaces its namesake, so that a failure (a full disk, a
   // path that is a directory) leaves the earlier package whole rather than mixed with this one.
   StagedFiles files;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 
 namespace ktune::dispatch {
 namespace {
@@ -26,7 +27,8 @@ class TempFile {
  public:
   explicit TempFile(const std::filesystem::path& target) {
     std::random_device entropy;
-    const auto whose = target.filename().string().substr(0, 32);
+    const auto name = target.filename().string();
+    const auto whose = name.substr(0, utf8_boundary(name, 32));
     for (int attempt = 0; fd_ < 0; ++attempt) {
       path_ = (target.parent_path() / fmt::format(".{}.ktune-{:08x}.tmp", whose, entropy())).string();
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

@@ -243,6 +243,22 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   EXPECT_THAT(mismatched_files(out, read_manifest(out)), ::testing::IsEmpty());
   EXPECT_EQ(db::test::read_file(out + "/notes.txt"), "the engine's own file\n");
   EXPECT_EQ(db::test::read_file(root.file("outside.cubin")), "not ktune's\n");
+
+  // The manifest of another family's package (or another arch's) names code objects that are not
+  // this package's to remove.
+  const std::string theirs = std::string(16, 'a') + (arch.starts_with("gfx") ? ".hsaco" : ".cubin");
+  db::test::write_file(out + "/" + theirs, "another family's code\n");
+  for (const auto& [family, manifest_arch] :
+       {std::pair<std::string, std::string>{"qk_rope_cache", arch}, std::pair<std::string, std::string>{"mla_decode", "sm_80"}}) {
+    json entry = json::object(), other = json::object();
+    entry["file"] = theirs;
+    other["family"] = family;
+    other["arch"] = manifest_arch;
+    other["code_objects"] = json::array({entry});
+    db::test::write_file(out + "/" + kManifestFile, other.dump());
+    EXPECT_TRUE(write_package(m.db(), mla_family(), compiler, request(arch, out, &cache)).removed_code_objects.empty());
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + theirs)) << family << " " << manifest_arch;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Arches, PackageTest, ::testing::Values("sm_90a", "gfx90a"));

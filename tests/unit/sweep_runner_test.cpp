@@ -43,7 +43,7 @@ while IFS= read -r line; do
     *'"config":"rows=128,'*) result ok 7 true "" 0 ;;
     *'"config":"rows=144,'*) result ok 9 true ""; sleep 0.3; echo "teardown abort" >&2; kill -ABRT $$ ;;
     *'"config":"rows=160,'*) result ok 11 true "" ;;
-    *'"config":"rows=176,'*) result ok 13 true "" 20 budget ;;
+    *'"config":"rows=176,'*) result ok 13 true "clock throttled" 20 budget ;;
     *) echo "unexpected request" >&2; exit 9 ;;
   esac
 done
@@ -310,7 +310,8 @@ TEST_F(SweepRunner, AnOkRowThatDidNotConvergeSaysSo) {
   sweep(space({64}, {176, 16}));
   auto m = by_rows(64);
   EXPECT_EQ(m[176].status, db::Status::ok);
-  EXPECT_EQ(m[176].detail, "not converged: median not bounded (20 samples); stopped at the time budget");
+  EXPECT_EQ(m[176].detail, "not converged: median not bounded (20 samples); stopped at the time budget; clock throttled")
+      << "the worker's own detail is kept";
   EXPECT_EQ(m[16].status, db::Status::ok);
   EXPECT_EQ(m[16].detail, "");
 }
@@ -345,23 +346,33 @@ TEST_F(SweepRunner, ResumeOnAnotherShapeStartsANewRun) {
   EXPECT_EQ(sweep(other).run_id, again.run_id) << "and that run is resumed on its own shape";
 }
 
-// A run's roofs are its host's: --resume on another host starts a run of its own, which that
-// host then resumes.
-TEST_F(SweepRunner, ResumeOnAnotherHostStartsANewRun) {
-  const auto first = sweep(space({32}, {16}));  // as if killed before rows=48
-  options.resume = true;
-  host = "other-host";
-  const auto again = sweep(space({32}, {16, 48}));
-  EXPECT_FALSE(again.resumed);
-  EXPECT_NE(again.run_id, first.run_id);
-  EXPECT_EQ(again.candidates, 2u);
-  EXPECT_EQ(db->run(again.run_id).host, "other-host");
-  EXPECT_EQ(sweep(space({32}, {16, 48})).run_id, again.run_id) << "and that run is resumed on its own host";
-  host = "toy-host";
-  const auto back = sweep(space({32}, {16, 48}));
-  EXPECT_TRUE(back.resumed);
-  EXPECT_EQ(back.run_id, first.run_id) << "the first host resumes its own run";
-  EXPECT_EQ(back.candidates, 1u);
+// A run's rows are fractions of its own roofs, so a resumed run keeps them; where the device
+// resuming it (another machine, say) misses the run's copy roof by more than 8%, the sweep says so.
+TEST(SweepRunnerRoofs, AResumeWhereTheCopyRoofMovedSaysSo) {
+  testing::TempDir dir;
+  const auto db = db::Database::open(dir.path() + "/t.db", true);
+  auto sweep_with = [&](const std::string& worker, const std::string& host, std::vector<int64_t> rows) {
+    testing::ToySweep toy(worker.c_str());
+    toy.options.worker_command.push_back(toy.tmp.path() + "/requests.log");
+    toy.options.resume = true;
+    toy.host = host;
+    return toy.run(*db, toy.space({64}, std::move(rows), {1}), toy.options);
+  };
+  const auto first = sweep_with(kWorker, "first-host", {16});
+  std::string slower = kWorker;
+  const std::string roof = "\"copy_gbps\":1000.0";
+  slower.replace(slower.find(roof), roof.size(), "\"copy_gbps\":850.0");
+  const auto resumed = sweep_with(slower, "second-host", {16, 160});
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.run_id, first.run_id);
+  EXPECT_EQ(resumed.roof_warning,
+            fmt::format("warning: run {} measured a copy bandwidth of 1000 GB/s (on host 'first-host'); the device here "
+                        "reaches 850 GB/s, -15.0%: the fractions of the roof of the rows added now are of the run's "
+                        "1000 GB/s all the same",
+                        first.run_id));
+  for (const auto& m : db->measurements())
+    if (m.config.at("rows") == 160) EXPECT_NEAR(m.frac_copy_bw.value_or(0), 5e6 / 11e3 / 1000, 1e-9);
+  EXPECT_EQ(sweep_with(kWorker, "second-host", {16, 160, 176}).roof_warning, "") << "the twin: the run's roof";
 }
 
 // A fresh run killed after its first result, then resumed: the run it continues is the killed

@@ -264,6 +264,8 @@ TEST(SweepProtocol, MessagesRoundTrip) {
   auto no_stop = to_json(r);
   no_stop.erase("stop");
   EXPECT_EQ(run_result_from(no_stop).stats.stop, bench::Stop::none) << "a worker that does not say";
+  no_stop["stop"] = nullptr;
+  EXPECT_EQ(run_result_from(no_stop).stats.stop, bench::Stop::none) << "nor one that says null";
   auto bad_stop = to_json(r);
   bad_stop["stop"] = "bored";
   EXPECT_THROW(run_result_from(bad_stop), Error);

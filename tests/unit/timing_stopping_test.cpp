@@ -65,7 +65,7 @@ TEST(TimingStopping, SpentBudgetStillTakesOneSample) {
   EXPECT_EQ(s.n, 1);
   EXPECT_DOUBLE_EQ(s.median_us, 7.0);
   EXPECT_EQ(s.stop, Stop::budget);
-  EXPECT_EQ(precision(s), "median not bounded (1 samples); stopped at the time budget");
+  EXPECT_EQ(precision(s), "median not bounded (1 sample); stopped at the time budget");
 }
 
 TEST(TimingStopping, BatchFillsTheMinimumSampleTime) {

@@ -116,8 +116,8 @@ RunResult run_result_from(const json& j) {
     j.at("p90_us").get_to(r.stats.p90_us);
     j.at("samples").get_to(r.stats.n);
     r.stats.rel_ci = finite_or_inf(j.at("rel_ci"));
-    // Optional: a worker that does not say why its sampling stopped.
-    const auto stop = j.value("stop", std::string("none"));
+    // Optional (absent or null): a worker that does not say why its sampling stopped.
+    const auto stop = j.contains("stop") && !j.at("stop").is_null() ? j.at("stop").get<std::string>() : "none";
     if (const auto s = bench::stop_from_string(stop))
       r.stats.stop = *s;
     else

@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -32,6 +31,9 @@ using Clock = std::chrono::steady_clock;
 // Long enough for the first compiler errors, short enough for a table cell.
 constexpr size_t kDetailChars = 4000;
 constexpr size_t kGapDetailChars = 600;
+// Two copy probes of one H200 have read 4% apart; twice that is another device, or one not at
+// its best.
+constexpr double kRoofDrift = 0.08;
 
 std::string excerpt(std::string_view text, size_t max) {
   if (text.size() <= max) return std::string(text);
@@ -209,16 +211,13 @@ class Sweep {
   std::vector<std::string> ranking_ = ranking_fields(family_);
   SweepSummary summary_;
   std::string matrix_error_;  // why the first worker could not measure the matrix-core roof
-  std::optional<db::Run> other_host_;  // the run --resume would continue, had it been of this host
   bool stopped_ = false;
 };
 
 void Sweep::resume() {
   // The newest compatible run whose every result belongs to this sweep: timed on its shape, of
-  // keys in its plan (so not another shard's), on this host. Only that run's results are done:
-  // another run's would leave this one's keys incomplete, and codegen serves a key from its
-  // newest run. A run of another host is not continued here: its roofs were measured there, and
-  // every fraction of the roof in a run is of that one machine's.
+  // keys in its plan (so not another shard's). Only that run's results are done: another run's
+  // would leave this one's keys incomplete, and codegen serves a key from its newest run.
   std::set<Params> planned;
   for (const auto& k : build_plan(space_, target_limits(run_.arch), {}, options_.shard).keys) planned.insert(k.key);
   const auto compatible = db_.compatible_runs(run_);
@@ -230,10 +229,6 @@ void Sweep::resume() {
       return m.shape == space_.shape && planned.contains(m.key);
     });
     if (!ours) continue;
-    if (r->host != run_.host) {
-      if (!other_host_) other_host_ = *r;
-      continue;
-    }
     run_ = *r;
     summary_.resumed = true;
     for (const auto& m : measured) {
@@ -274,12 +269,14 @@ void Sweep::refuse_unfit_shape(const Plan& plan) const {
 }
 
 void Sweep::start_worker_and_run() {
-  // The roofs are measured once per run, by its first worker (a resumed run keeps its own).
+  // The roofs are measured once per run, by its first worker: a resumed run keeps its own, since
+  // its rows are fractions of them. The copy roof, a second's probe, is measured on resume all the
+  // same, to say when the device (another machine, say) no longer reaches it.
   const bool measure = !summary_.resumed;
   const Stopwatch starting;
   supervisor_ = std::make_unique<Supervisor>(
-      options_.worker_command,
-      nlohmann::json{{"op", "hello"}, {"copy_gbps", measure}, {"matrix_tflops", measure}}, options_.start_timeout);
+      options_.worker_command, nlohmann::json{{"op", "hello"}, {"copy_gbps", true}, {"matrix_tflops", measure}},
+      options_.start_timeout);
   const auto hello = supervisor_->ensure_started();
   summary_.time.worker_start += starting.seconds();
   // Workers started after a fault measure nothing.
@@ -288,6 +285,12 @@ void Sweep::start_worker_and_run() {
   if (device.value("name", "") != run_.device_name || device.value("arch", "") != run_.arch)
     throw Error(fmt::format("the worker opened '{}' ({}), but the sweep is for '{}' ({})", device.value("name", "?"),
                             device.value("arch", "?"), run_.device_name, run_.arch));
+  if (const double now = hello.value("copy_gbps", 0.0);
+      !measure && run_.copy_gbps > 0 && now > 0 && std::abs(now / run_.copy_gbps - 1) > kRoofDrift)
+    summary_.roof_warning = fmt::format(
+        "warning: run {} measured a copy bandwidth of {:.0f} GB/s (on host '{}'); the device here reaches {:.0f} GB/s, "
+        "{:+.1f}%: the fractions of the roof of the rows added now are of the run's {:.0f} GB/s all the same",
+        run_.id, run_.copy_gbps, run_.host, now, 100 * (now / run_.copy_gbps - 1), run_.copy_gbps);
   if (measure) {
     run_.copy_gbps = hello.value("copy_gbps", 0.0);
     run_.matrix_tflops = hello.value("matrix_tflops", 0.0);
@@ -403,7 +406,8 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   if (!fully_timed)
     m.detail = fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
   else if (st.stop != bench::Stop::converged && st.stop != bench::Stop::none)
-    m.detail = excerpt(fmt::format("not converged: {}", bench::precision(st)), kDetailChars);
+    m.detail = excerpt(fmt::format("not converged: {}{}{}", bench::precision(st), m.detail.empty() ? "" : "; ", m.detail),
+                       kDetailChars);
   return m;
 }
 
@@ -520,11 +524,8 @@ SweepSummary Sweep::run() {
     progress.message(fmt::format("run {}: nothing left to do", run_.id));
     return summary_;
   }
-  if (other_host_ && !summary_.resumed)
-    progress.message(fmt::format("run {} was swept on host '{}', not on this one ('{}'): a new run, whose roofs are "
-                                 "this machine's",
-                                 other_host_->id, other_host_->host, run_.host));
   start_worker_and_run();
+  if (!summary_.roof_warning.empty()) progress.message(summary_.roof_warning);
   progress.message(fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before",
                                run_.id, summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch,
                                roofs(), plan.keys.size(), plan.candidates, plan.infeasible, plan.done));

@@ -65,6 +65,9 @@ struct SweepSummary {
   size_t gaps = 0;
   size_t workers_started = 0;
   jit::CacheWriteFailures cache_writes_failed;  // of the compile settings' cache (`ktune sweep` warns)
+  // A resumed run whose copy roof the device here misses by more than 8%: what the sweep warned;
+  // "" otherwise.
+  std::string roof_warning;
   double seconds = 0;
   // Memory when the first and after the last candidate ran, to show that a long sweep stays flat:
   // the sweep process's resident set, and what the worker of that candidate reported (its resident
