@@ -21,9 +21,14 @@ constexpr std::string_view run_columns =
     "r.id, r.started_at, r.family, r.backend, r.device_name, r.arch, r.compute_units, r.driver_version, "
     "r.compiler_version, r.template_hash, r.ktune_version, r.host, r.command, r.copy_gbps, r.matrix_tflops";
 constexpr int run_column_count = 15;
+// A fraction of a roof its run did not measure is none, whatever the row holds: earlier builds of
+// ktune (and other tools) stored 0 there.
 constexpr std::string_view measurement_columns =
     "m.id, m.run_id, m.key, m.config, m.shape, m.status, m.median_us, m.p10_us, m.p90_us, m.samples, m.gbps, "
-    "m.tflops, m.frac_copy_bw, m.frac_matrix, m.max_abs_err, m.rel_l2_err, m.detail, m.measured_at";
+    "m.tflops, "
+    "CASE WHEN (SELECT roof.copy_gbps FROM runs AS roof WHERE roof.id = m.run_id) > 0 THEN m.frac_copy_bw END, "
+    "CASE WHEN (SELECT roof.matrix_tflops FROM runs AS roof WHERE roof.id = m.run_id) > 0 THEN m.frac_matrix END, "
+    "m.max_abs_err, m.rel_l2_err, m.detail, m.measured_at";
 constexpr std::string_view gap_columns =
     "g.id, g.family, g.arch, g.key, g.reason, g.detail, g.source, g.run_id, g.fallback, g.fallback_note, "
     "g.created_at";

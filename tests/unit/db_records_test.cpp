@@ -134,7 +134,9 @@ TEST_F(DbRecords, CompatibleRunsShareEveryValidator) {
 }
 
 TEST_F(DbRecords, MeasurementRoundTripsWithEveryField) {
-  const auto run = db->begin_run(test::sample_run());
+  auto with_roofs = test::sample_run();
+  with_roofs.matrix_tflops = 500;
+  const auto run = db->begin_run(with_roofs);
   auto m = test::timed(run, test::key(16), test::config(64), 12.5);
   m.frac_matrix = 0.25;
   m.detail = "line 1, \"quoted\"\nline 2";
@@ -167,10 +169,15 @@ TEST_F(DbRecords, AFractionOfARoofNotMeasuredIsNull) {
   const auto back = db->measurements().at(0);
   EXPECT_FALSE(back.frac_matrix.has_value());
   EXPECT_TRUE(back.frac_copy_bw.has_value());
-  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM measurements WHERE frac_matrix IS NULL AND frac_copy_bw IS NOT NULL")
                 .getInt(),
             1);
+  // Rows that hold 0 for it (earlier ktune, other tools) read as none too; the copy roof was measured.
+  raw.exec("UPDATE measurements SET frac_matrix = 0");
+  EXPECT_FALSE(db->measurements().at(0).frac_matrix.has_value());
+  EXPECT_FALSE(db->winners().at(0).m.frac_matrix.has_value());
+  EXPECT_TRUE(db->winners().at(0).m.frac_copy_bw.has_value());
 }
 
 TEST_F(DbRecords, UntimedRowsStoreNullTimingAndNanErrorsSurvive) {
