@@ -96,6 +96,8 @@ void run(const SweepCliOptions& o) {
              sweep::Progress::format_duration(s.seconds), o.db);
   fmt::print("{}\n", sweep::describe_time(s));
   warn_failed_cache_writes(s.cache_writes_failed, cache.get());
+  // Shown as the run started, unless the progress was quiet: a warning is not progress.
+  if (globals().quiet && !s.roof_warning.empty()) fmt::print(stderr, "{}\n", s.roof_warning);
   if (s.memory_start.rss_bytes > 0) {
     const auto mib = [](int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const auto &a = s.memory_start, &b = s.memory_end;
