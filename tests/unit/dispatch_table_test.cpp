@@ -26,6 +26,19 @@ std::string build_error(db::Database& db, const Request& req) {
   }
 }
 
+// The table the runtime's KTUNE_DB builds (refused arches dropped), checked to serve sm_90a alone
+// and to have refused `refused` alone.
+Table sm_90a_alone(db::Database& db, const std::string& refused) {
+  auto req = test::request();
+  req.drop_refused_arches = true;
+  auto table = build_table(db, test::toy(), req);
+  EXPECT_EQ(table.arches.size(), 1u);
+  if (!table.arches.empty()) EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  EXPECT_EQ(table.refused.size(), 1u);
+  if (!table.refused.empty()) EXPECT_EQ(table.refused[0].arch, refused);
+  return table;
+}
+
 TEST(DispatchTable, WinnerIsTheFastestVerifiedConfigAndCarriesWhatTheFamilySays) {
   test::ToyDb t;
   auto r = t.run();
@@ -81,11 +94,7 @@ TEST(DispatchTable, AnArchKtuneDoesNotKnowIsRefused) {
     EXPECT_THAT(build_error(t.db(), explicit_arch), HasSubstr("is not a target ktune knows"));
     const auto ok = t.run("sm_90a");
     t.ok(ok, key(16, 2, 0, 1, 32), config(64, 2), 12.5);
-    auto req = test::request();
-    req.drop_refused_arches = true;
-    const auto table = build_table(t.db(), test::toy(), req);
-    ASSERT_EQ(table.arches.size(), 1u) << "the twin: the other arch serves";
-    EXPECT_EQ(table.arches[0].arch, "sm_90a");
+    sm_90a_alone(t.db(), unknown);  // the twin: the other arch serves
   }
 }
 
@@ -104,13 +113,7 @@ TEST(DispatchTable, AMalformedGapStandsInTheWayOfItsArchAlone) {
     ASSERT_EQ(build_table(t.db(), test::toy(), test::request()).arches.size(), 2u) << "the twin: well formed";
     SQLite::Database(t.path(), SQLite::OPEN_READWRITE).exec(update);
     EXPECT_THAT(build_error(t.db(), test::request()), HasSubstr(expected));
-    auto req = test::request();
-    req.drop_refused_arches = true;
-    const auto table = build_table(t.db(), test::toy(), req);
-    ASSERT_EQ(table.arches.size(), 1u);
-    EXPECT_EQ(table.arches[0].arch, "sm_90a");
-    ASSERT_EQ(table.refused.size(), 1u);
-    EXPECT_EQ(table.refused[0].arch, "gfx942");
+    sm_90a_alone(t.db(), "gfx942");
   }
 }
 
@@ -247,17 +250,14 @@ TEST(DispatchTable, ARefusedArchCanBeDroppedAloneForTheRuntime) {
   t.ok(t.run(), key(16, 2, 0, 1, 32), config(32), 9.0);
   t.ok(t.run("gfx942", "AMD Instinct MI300X", "feedfacefeedface"), key(16, 2, 0, 1, 32), config(32), 9.0);
   EXPECT_THAT(build_error(t.db(), test::request()), HasSubstr("template hash validator"));  // codegen: all or none
-  auto req = test::request();
-  req.drop_refused_arches = true;
-  const auto table = build_table(t.db(), test::toy(), req);
-  ASSERT_EQ(table.arches.size(), 1u);
-  EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  const auto table = sm_90a_alone(t.db(), "gfx942");
   ASSERT_EQ(table.refused.size(), 1u);
-  EXPECT_EQ(table.refused[0].arch, "gfx942");
   EXPECT_THAT(table.refused[0].why, AllOf(HasSubstr("template hash validator"), HasSubstr("feedfacefeedface")));
   // Nothing left: refused, with every arch's reason.
   test::ToyDb u;
   u.ok(u.run("gfx942", "AMD Instinct MI300X", "feedfacefeedface"), key(16, 2, 0, 1, 32), config(32), 9.0);
+  auto req = test::request();
+  req.drop_refused_arches = true;
   EXPECT_THAT(build_error(u.db(), req), AllOf(HasSubstr("template hash validator"), HasSubstr("gfx942")));
 }
 
