@@ -54,6 +54,11 @@ TEST(BenchGpu, SmokeConfigIsVerifiedAndTimedConsistently) {
   EXPECT_EQ(j.at("copy_gbps").get<double>(),
             std::max(j.at("copy_gbps_before").get<double>(), j.at("copy_gbps_after").get<double>()));
   EXPECT_GT(j.at("samples").get<int>(), 0);
+  EXPECT_TRUE(j.at("copy_after_error").is_null());
+  // Why sampling stopped; a converged median is known to the policy's 2%.
+  const std::string stop = j.at("stop");
+  EXPECT_TRUE(stop == "converged" || stop == "max_samples" || stop == "budget") << stop;
+  if (stop == "converged") EXPECT_LE(j.at("rel_ci").get<double>(), 0.02);
   EXPECT_TRUE(j.at("verified").get<bool>());
   EXPECT_EQ(j.at("key").at("kv_dtype"), "bf16");
   EXPECT_EQ(j.at("config").at("rows"), 16);
