@@ -54,44 +54,53 @@ TEST_F(SweepKillResume, KilledAtRandomAndResumedEndsAsAnUninterruptedSweep) {
   SCOPED_TRACE(fmt::format("seed {}, uninterrupted sweep {} ms", seed, whole.count()));
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> delay_ms(0, std::max<int>(10, static_cast<int>(whole.count() / 10)));
-  constexpr int kMaxKills = 40;
-  const auto path = tmp.path() + "/killed.db";
-  int kills = 0, kills_mid_sweep = 0, attempts = 0;
-  for (bool finished = false; !finished;) {
-    ++attempts;
-    ASSERT_LT(attempts, kMaxKills + 10) << "the sweep never finished";
-    const pid_t pid = spawn(path, all, /*resume=*/true);
-    if (kills < kMaxKills) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == 0) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        ++kills;
-        ASSERT_EQ(damage_of(path), "") << "after kill " << kills;
-        // A kill before the sweep created the database leaves no file: no rows yet.
-        const auto rows = std::filesystem::exists(path) ? testing::rows_of(*db::Database::open(path, false)).size() : 0;
-        if (rows > 0 && rows < want_rows.size()) ++kills_mid_sweep;
-        continue;
+  // A round kills and resumes one database until an attempt finishes unkilled, and is then
+  // compared with the reference. A round can finish after few kills (an attempt left little to do
+  // outlives its delay; more so on a loaded machine), so rounds are added until the kills mean
+  // something: at least 10, at least 5 of them mid-sweep.
+  constexpr int kMaxKills = 40, kMaxRounds = 6;
+  int kills = 0, kills_mid_sweep = 0, attempts = 0, rounds = 0;
+  while ((kills < 10 || kills_mid_sweep < 5) && rounds < kMaxRounds) {
+    const auto path = fmt::format("{}/killed-{}.db", tmp.path(), ++rounds);
+    SCOPED_TRACE(fmt::format("round {}", rounds));
+    int round_kills = 0;
+    for (bool finished = false; !finished;) {
+      ++attempts;
+      const pid_t pid = spawn(path, all, /*resume=*/true);
+      if (round_kills < kMaxKills) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+        int status = 0;
+        if (::waitpid(pid, &status, WNOHANG) == 0) {
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, &status, 0);
+          ++kills;
+          ++round_kills;
+          ASSERT_EQ(damage_of(path), "") << "after kill " << kills;
+          // A kill before the sweep created the database leaves no file: no rows yet.
+          const auto rows =
+              std::filesystem::exists(path) ? testing::rows_of(*db::Database::open(path, false)).size() : 0;
+          if (rows > 0 && rows < want_rows.size()) ++kills_mid_sweep;
+          continue;
+        }
+        ASSERT_TRUE(exited_cleanly(status)) << "attempt " << attempts << " ended with status " << status;
+        finished = true;
+      } else {
+        ASSERT_TRUE(exited_cleanly(wait_child(pid, 60s))) << "the last, unkilled attempt";
+        finished = true;
       }
-      ASSERT_TRUE(exited_cleanly(status)) << "attempt " << attempts << " ended with status " << status;
-      finished = true;
-    } else {
-      ASSERT_TRUE(exited_cleanly(wait_child(pid, 60s))) << "the last, unkilled attempt";
-      finished = true;
     }
+    auto killed = db::Database::open(path, false);
+    EXPECT_EQ(killed->runs().size(), 1u) << "every attempt resumed the one run";
+    const auto got_rows = testing::rows_of(*killed);
+    EXPECT_EQ(std::set(got_rows.begin(), got_rows.end()).size(), got_rows.size()) << "a candidate recorded twice";
+    EXPECT_EQ(got_rows, want_rows);
+    EXPECT_EQ(testing::gaps_of(*killed), want_gaps);
   }
-  std::printf("[ kills    ] %d kills survived (%d mid-sweep) in %d attempts; %zu rows and %zu gaps compared\n", kills,
-              kills_mid_sweep, attempts, want_rows.size(), want_gaps.size());
+  std::printf("[ kills    ] %d kills survived (%d mid-sweep) in %d attempts over %d rounds; %zu rows and %zu gaps "
+              "compared each round\n",
+              kills, kills_mid_sweep, attempts, rounds, want_rows.size(), want_gaps.size());
   EXPECT_GE(kills, 10) << "too few kills to mean anything";
   EXPECT_GE(kills_mid_sweep, 5) << "the kills must hit sweeps that had started recording";
-
-  auto killed = db::Database::open(path, false);
-  EXPECT_EQ(killed->runs().size(), 1u) << "every attempt resumed the one run";
-  const auto got_rows = testing::rows_of(*killed);
-  EXPECT_EQ(std::set(got_rows.begin(), got_rows.end()).size(), got_rows.size()) << "a candidate recorded twice";
-  EXPECT_EQ(got_rows, want_rows);
-  EXPECT_EQ(testing::gaps_of(*killed), want_gaps);
 }
 
 // The case a random kill hits least often, made certain: every candidate was recorded, but the
