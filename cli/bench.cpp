@@ -5,8 +5,8 @@
 // checked before one is looked for.
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
