@@ -149,27 +149,15 @@ void check_feasible(const BenchOptions& o, const Family& fam, const Params& key,
                           chosen.config.pretty(fam.config_fields()), key.pretty(fam.key_fields()), target.arch, *why));
 }
 
-// The shape the database's measurement `id` of `key` in `run_id` was timed at.
-Params measured_shape(db::Database& db, const Family& fam, const Params& key, int64_t run_id, int64_t id) {
-  db::Filter filter;
-  filter.family = std::string(fam.name());
-  filter.run_id = run_id;
-  filter.key_equals = key.items();
-  for (const auto& m : db.measurements(filter))
-    if (m.id == id) return m.shape;
-  throw Error(fmt::format("measurement {} of run {} is not in the database", id, run_id));
-}
-
 // The config the dispatch table (dispatch/table.hpp's rules) holds for exactly `key` on `arch`.
 // Where the database timed it at another shape than `shape`, a note on stderr says that the two
 // times do not compare.
 Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key, const Params& shape,
                     const std::string& arch) {
   const auto where = fmt::format("key {} on {}", key.pretty(fam.key_fields()), arch);
-  std::unique_ptr<db::Database> db;
   dispatch::Table table;
   try {
-    db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
+    auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
     dispatch::Request req;
     req.arch = arch;
     req.allow_stale = o.allow_stale;
@@ -182,12 +170,7 @@ Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key,
     for (const auto& e : a.entries) {
       if (e.key != key) continue;
       if (e.kernel) {
-        Params there;
-        try {
-          there = measured_shape(*db, fam, key, e.kernel->run_id, e.kernel->measurement_id);
-        } catch (const Error& err) {
-          throw Error(fmt::format("--db {}: {}: {}", o.db, where, err.what()));
-        }
+        const Params& there = e.kernel->shape;
         if (fam.effective_shape(key, there) != fam.effective_shape(key, shape))
           fmt::print(stderr,
                      "note: {} timed this config of {} at shape {} ({:.2f} us); this bench times shape {}, so the two "

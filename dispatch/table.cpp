@@ -90,6 +90,7 @@ KernelInfo kernel_info(const db::Winner& w, const Family& family, const std::str
   k.median_us = w.m.median_us;
   k.run_id = w.run.id;
   k.measurement_id = w.m.id;
+  k.shape = w.m.shape;
   return k;
 }
 

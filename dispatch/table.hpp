@@ -62,6 +62,7 @@ struct KernelInfo {
   double median_us = 0;
   int64_t run_id = 0;
   int64_t measurement_id = 0;
+  Params shape;  // what median_us was timed at
 };
 
 struct GapInfo {

@@ -88,8 +88,13 @@ bool is_database(const std::string& path) {
   return read && std::memcmp(head, kMagic, sizeof kMagic) == 0;
 }
 
+struct Target {
+  std::string path;
+  std::optional<std::filesystem::perms> mode;  // of the file it replaces; none for a new file
+};
+
 // The file `given` names, through links, checked to be one ktune may replace.
-std::string checked_target(const std::string& given, std::optional<std::filesystem::perms>& mode) {
+Target checked_target(const std::string& given) {
   namespace fs = std::filesystem;
   if (given.empty()) throw Error("no output path given");
   std::error_code ec;
@@ -101,22 +106,21 @@ std::string checked_target(const std::string& given, std::optional<std::filesyst
     if (ec) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
     link = target.is_absolute() ? target : link.parent_path() / target;
   }
-  std::string path = link.string();
+  const std::string path = link.string();
   const auto status = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
   if (fs::is_directory(status)) throw Error(fmt::format("{} is a directory, not a file", given));
   if (is_database(path))
     throw Error(fmt::format("{} is an SQLite database (the --db?), not a file ktune writes: it is left alone", given));
-  mode.reset();
-  if (fs::is_regular_file(status)) mode = status.permissions();
-  return path;
+  if (fs::is_regular_file(status)) return {path, status.permissions()};
+  return {path, std::nullopt};
 }
 
 }  // namespace
 
 struct StagedFiles::Staged {
-  explicit Staged(std::string path) : target(std::move(path)), file(target) {}
-  std::string target;
+  explicit Staged(Target t) : target(std::move(t)), file(target.path) {}
+  Target target;
   TempFile file;
 };
 
@@ -124,14 +128,13 @@ StagedFiles::StagedFiles() = default;
 StagedFiles::~StagedFiles() = default;  // the temporary files of what was not committed go
 
 void StagedFiles::stage(const std::string& path, std::string_view text) {
-  std::optional<std::filesystem::perms> mode;
-  auto staged = std::make_unique<Staged>(checked_target(path, mode));
-  staged->file.write(text, mode);
+  auto staged = std::make_unique<Staged>(checked_target(path));
+  staged->file.write(text, staged->target.mode);
   staged_.push_back(std::move(staged));
 }
 
 void StagedFiles::commit() {
-  for (auto& s : staged_) s->file.rename_to(s->target);
+  for (auto& s : staged_) s->file.rename_to(s->target.path);
   staged_.clear();
 }
 

@@ -31,8 +31,8 @@ using Clock = std::chrono::steady_clock;
 // Long enough for the first compiler errors, short enough for a table cell.
 constexpr size_t kDetailChars = 4000;
 constexpr size_t kGapDetailChars = 600;
-// Two copy probes of one H200 have read 4% apart; twice that is another device, or one not at
-// its best.
+// Copy probes of one H200 have read up to 5% apart (3828 against 3998 to 4021 GB/s: bench/roofline.hpp);
+// beyond 8% it is another device, or one not at its best.
 constexpr double kRoofDrift = 0.08;
 
 std::string excerpt(std::string_view text, size_t max) {
