@@ -1,0 +1,89 @@
+// Which committed results ktune_runtime packages (KTUNE_RUNTIME_RESULTS in
+// dispatch/runtime/CMakeLists.txt): the smoke sweeps of the device folders it names, one device per
+// arch, since the runtime's tables are keyed by arch and devices of one arch tune differently. A
+// choice the build cannot serve stops the configure with what to do instead; these configure the
+// project into a temporary tree and stop there.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "unit/package_support.hpp"
+
+namespace ktune::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace package_test;
+
+const std::string kResults = std::string(KTUNE_SOURCE_DIR) + "/results";
+
+// The device folders of results/ whose mla_decode smoke sweep measured sm_90a.
+std::vector<std::string> sm90a_devices() {
+  std::vector<std::string> devices;
+  for (const auto& entry : std::filesystem::directory_iterator(kResults)) {
+    const auto dump = entry.path() / "mla_decode.sql";
+    if (std::filesystem::exists(dump) && db::test::read_file(dump.string()).find("'sm_90a'") != std::string::npos)
+      devices.push_back(entry.path().filename().string());
+  }
+  std::sort(devices.begin(), devices.end());
+  return devices;
+}
+
+// The configure's status and output, with CMake's line wrapping of messages undone.
+ShellResult configure_with(const std::string& results, TempDir& dir) {
+  auto result = shell(fmt::format("'{}' -S '{}' -B '{}' -G Ninja '-DKTUNE_RUNTIME_RESULTS={}'", KTUNE_CMAKE,
+                                  KTUNE_SOURCE_DIR, dir.file("build"), results),
+                      dir.file("log"));
+  std::string unwrapped;
+  for (const char c : result.output) {
+    const bool space = c == ' ' || c == '\n';
+    if (!space || (!unwrapped.empty() && unwrapped.back() != ' ')) unwrapped += space ? ' ' : c;
+  }
+  result.output = unwrapped;
+  return result;
+}
+
+class RuntimeResults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(KTUNE_CMAKE, X_OK) != 0) GTEST_SKIP() << "needs " << KTUNE_CMAKE;
+  }
+  TempDir dir_;
+};
+
+TEST_F(RuntimeResults, TwoDevicesOfOneArchAreRefusedNamingBoth) {
+  const auto devices = sm90a_devices();
+  ASSERT_GE(devices.size(), 2u) << "results/ should hold smoke sweeps of two sm_90a devices (an H100's and an H200's)";
+  const auto configured = configure_with(devices[0] + ";" + devices[1], dir_);
+  EXPECT_NE(configured.status, 0);
+  EXPECT_THAT(configured.output, HasSubstr("both have"));
+  EXPECT_THAT(configured.output, HasSubstr("mla_decode for sm_90a"));
+  EXPECT_THAT(configured.output, HasSubstr("results/" + devices[0] + "/mla_decode.sql"));
+  EXPECT_THAT(configured.output, HasSubstr("results/" + devices[1] + "/mla_decode.sql"));
+  EXPECT_THAT(configured.output, HasSubstr("KTUNE_RUNTIME_RESULTS"));
+}
+
+TEST_F(RuntimeResults, AFolderWithoutSmokeSweepsIsRefusedListingThoseWithThem) {
+  const auto configured = configure_with("amd-instinct-mi300x", dir_);
+  EXPECT_NE(configured.status, 0);
+  EXPECT_THAT(configured.output, HasSubstr("names 'amd-instinct-mi300x'"));
+  for (const auto& device : sm90a_devices()) EXPECT_THAT(configured.output, HasSubstr(device));
+}
+
+TEST_F(RuntimeResults, EachDeviceAloneConfigures) {
+  for (const auto& device : sm90a_devices()) {
+    TempDir dir;
+    const auto configured = configure_with(device, dir);
+    EXPECT_EQ(configured.status, 0) << device << ":\n" << configured.output;
+    EXPECT_THAT(configured.output, HasSubstr("compiles in mla_decode-sm_90a;qk_rope_cache-sm_90a")) << device;
+  }
+}
+
+}  // namespace
+}  // namespace ktune::runtime
