@@ -8,7 +8,7 @@
 #   scripts/device/session.sh sweeps   the qk_rope_cache GPU tests and the runtime again, smoke
 #                                      sweeps of every family into results/<device>/, the
 #                                      mla_decode target shapes (sweep + bench table)
-#   KTUNE_SWEEP_BUDGET (seconds per family, default 100), KTUNE_TEST_LIMIT (default 260: the suites took 186 s on 2026-12-04)
+#   KTUNE_SWEEP_BUDGET (seconds per family, default 100), KTUNE_TEST_LIMIT (default 300: the suites took 186 s on an H200 on 2026-12-04, 220 s on an H100 on 2026-12-05)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
@@ -29,7 +29,7 @@ mode=${1:-}
 step devices 60 bash -c 'nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv; "$KTUNE" devices'
 case "$mode" in
   tests)
-    step gpu_tests "${KTUNE_TEST_LIMIT:-260}" .devbin/ktune_gpu_tests --gtest_color=no
+    step gpu_tests "${KTUNE_TEST_LIMIT:-300}" .devbin/ktune_gpu_tests --gtest_color=no
     step runtime 90 env OUT="$logs" ./tests/package/device_run.sh
     step select_bench 30 .devbin/ktune_select_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
       --benchmark_out="$logs/select_bench.json" --benchmark_out_format=json
