@@ -24,6 +24,16 @@ namespace {
 
 std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 
+// How a package names a code object: the XXH64 of its bytes in 16 lower-case hex digits, then the
+// arch's extension ("cubin", "hsaco"). Pruning removes only files named so.
+std::string code_object_name(std::string_view bytes, std::string_view extension) {
+  return fmt::format("{}.{}", hex64(XXH64(bytes.data(), bytes.size(), 0)), extension);
+}
+bool is_code_object_name(std::string_view name, std::string_view extension) {
+  return name.size() == 17 + extension.size() && name[16] == '.' && name.substr(17) == extension &&
+         std::all_of(name.begin(), name.begin() + 16, [](char c) { return std::isxdigit(c) && !std::isupper(c); });
+}
+
 std::string dispatch_header_name(const std::string& family) { return family + "_dispatch.hpp"; }
 std::string package_header_name(const std::string& family) { return family + "_package.hpp"; }
 
@@ -59,9 +69,7 @@ std::vector<Compiled> compile(const Table& table, const Family& family, const ji
                               arch.arch, compiler.version(), o.error));
     const auto& code = o.result->code;
     const std::string_view bytes(code.data(), code.size());
-    out.push_back({{fmt::format("{}.{}", hex64(XXH64(bytes.data(), bytes.size(), 0)), extension), o.name_expressions,
-                    o.result->lowered_names},
-                   bytes});
+    out.push_back({{code_object_name(bytes, extension), o.name_expressions, o.result->lowered_names}, bytes});
   }
   std::sort(out.begin(), out.end(), [](const Compiled& a, const Compiled& b) {
     return a.object.name_expressions < b.object.name_expressions;
@@ -184,21 +192,13 @@ std::string render_manifest(const Table& t, const Package& p) {
   return m.dump(2) + "\n";
 }
 
-// "<16 hex digits>.cubin" or ".hsaco": how a package names its code objects.
-bool is_code_object_name(std::string_view name) {
-  const auto dot = name.find('.');
-  if (dot != 16) return false;
-  const auto ext = name.substr(dot + 1);
-  return std::all_of(name.begin(), name.begin() + 16, [](char c) { return std::isxdigit(c) && !std::isupper(c); }) &&
-         (ext == "cubin" || ext == "hsaco");
-}
-
 // The code objects the manifest in `dir` lists, when it is one of a package of `family` for `arch`:
 // those of the package a new one replaces. Only these may be removed, since the directory may
 // hold other files (another family's package, whose headers would be left without their code);
-// an entry that names no code object ("<16 hex digits>.<ext>", no directory) is ignored whatever
-// the manifest says, and so is a manifest that does not parse.
-std::set<std::string> listed_code_objects(const std::string& dir, std::string_view family, std::string_view arch) {
+// an entry not named as the arch's code objects are (code_object_name; no directory) is ignored
+// whatever the manifest says, and so is a manifest that does not parse.
+std::set<std::string> listed_code_objects(const std::string& dir, std::string_view family, std::string_view arch,
+                                          std::string_view extension) {
   std::ifstream in(dir + "/" + kManifestFile);
   std::set<std::string> listed;
   if (!in) return listed;
@@ -207,7 +207,8 @@ std::set<std::string> listed_code_objects(const std::string& dir, std::string_vi
       manifest.value("family", "") != family || manifest.value("arch", "") != arch)
     return listed;
   for (const auto& c : manifest["code_objects"])
-    if (c.is_object() && c.contains("file") && c["file"].is_string() && is_code_object_name(c["file"].get<std::string>()))
+    if (c.is_object() && c.contains("file") && c["file"].is_string() &&
+        is_code_object_name(c["file"].get<std::string>(), extension))
       listed.insert(c["file"].get<std::string>());
   return listed;
 }
@@ -258,7 +259,7 @@ Package write_package(db::Database& db, const Family& family, const jit::Compile
   std::error_code ec;
   std::filesystem::create_directories(req.out_dir, ec);
   if (ec) throw Error(fmt::format("cannot create the package directory {}: {}", req.out_dir, ec.message()));
-  const auto earlier = listed_code_objects(req.out_dir, p.family, p.arch);
+  const auto earlier = listed_code_objects(req.out_dir, p.family, p.arch, extension);
   // Every file is written before any replaces its namesake, so that a failure (a full disk, a
   // path that is a directory) leaves the earlier package whole rather than mixed with this one.
   StagedFiles files;

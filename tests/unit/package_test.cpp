@@ -225,10 +225,14 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   EXPECT_EQ(snapshot(out), before) << "the earlier package is as it was";
   std::filesystem::remove(out + "/" + added.back());
 
-  // A manifest naming files outside the package's code objects does not get them removed.
+  // A manifest naming files outside the package's code objects does not get them removed: nor a
+  // name of the other vendor's code objects.
   db::test::write_file(root.file("outside.cubin"), "not ktune's\n");
+  const std::string other_vendors = std::string(16, 'b') + (arch.starts_with("gfx") ? ".cubin" : ".hsaco");
+  db::test::write_file(out + "/" + other_vendors, "not this arch's code\n");
   auto manifest = read_manifest(out);
   for (const auto& [foreign, entry] : {std::pair{"../outside.cubin", json::object()}, std::pair{"notes.txt", json::object()},
+                                       std::pair{other_vendors.c_str(), json::object()},
                                        std::pair{"", json::array({"an entry that is no object"})}}) {
     auto e = entry;
     if (e.is_object()) e["file"] = foreign;
@@ -243,6 +247,7 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   EXPECT_THAT(mismatched_files(out, read_manifest(out)), ::testing::IsEmpty());
   EXPECT_EQ(db::test::read_file(out + "/notes.txt"), "the engine's own file\n");
   EXPECT_EQ(db::test::read_file(root.file("outside.cubin")), "not ktune's\n");
+  EXPECT_EQ(db::test::read_file(out + "/" + other_vendors), "not this arch's code\n");
 
   // The manifest of another family's package (or another arch's) names code objects that are not
   // this package's to remove.
