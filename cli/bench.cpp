@@ -23,7 +23,7 @@
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "bench/stopping.hpp"
-#include "cache_warning.hpp"
+#include "cache_options.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
 #include "common/watchdog.hpp"
@@ -60,8 +60,7 @@ struct BenchOptions {
   bool no_verify = false;
   bool force = false;
   double timeout_s = 300;
-  std::string cache_dir;
-  bool no_cache = false;
+  CacheOptions cache;
   // One option per distinct key or shape field name of the registered families (--heads,
   // --block-len, --ctx, ...); a value applies to every field of that name (mla_decode's key and
   // shape both have a batch).
@@ -193,7 +192,7 @@ Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key,
 
 backend::CompileResult compile(const BenchOptions& o, const Family& fam, const backend::Backend& b, const Params& key,
                                const Params& config, const std::string& arch) {
-  const auto cache = o.no_cache ? nullptr : std::make_unique<jit::CodeCache>(o.cache_dir);
+  const auto cache = open_cache(o.cache);
   jit::CompileSettings settings;
   settings.arch = arch;
   settings.jobs = 1;
@@ -432,9 +431,7 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--force", o->force,
                 "Time a config the family prunes for the key (it may fail to compile or launch; the output says so)");
-  auto* cache_dir =
-      cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR, else ~/.cache/ktune)");
-  cmd->add_flag("--no-cache", o->no_cache, "Compile; read and write no cache")->excludes(cache_dir);
+  add_cache_options(*cmd, o->cache);
   add_field_options(*cmd, *o);
   cmd->callback([o] { run(*o); });
 }

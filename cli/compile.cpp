@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.hpp"
-#include "cache_warning.hpp"
+#include "cache_options.hpp"
 #include "common/error.hpp"
 #include "jit/compiler.hpp"
 #include "kernels/family.hpp"
@@ -44,7 +44,7 @@ void run(const CompileOptions& o) {
     fmt::print("compile: {} for {} with {}: {}; {} keys, {} candidates, {} infeasible\n", fam.name(), o.arch,
                b.compiler_version(), space.origin, plan.keys.size(), jobs.size(), plan.infeasible);
   std::fflush(stdout);
-  auto cache = open_cache(o);
+  auto cache = open_cache(o.cache);
   auto settings = compile_settings(o, o.arch, cache.get());
   if (!quiet && ::isatty(STDERR_FILENO))
     settings.on_progress = [](size_t done, size_t total) {

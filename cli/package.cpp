@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "cache_warning.hpp"
+#include "cache_options.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 #include "jit/templates.hpp"
@@ -23,8 +23,9 @@ namespace ktune::cli {
 namespace {
 
 struct PackageOptions {
-  std::string db, kernel, arch, device, compiler, out, cache_dir;
-  bool allow_stale = false, no_cache = false;
+  std::string db, kernel, arch, device, compiler, out;
+  bool allow_stale = false;
+  CacheOptions cache;
   int jobs = 0;
 };
 
@@ -42,7 +43,7 @@ void run_package(const PackageOptions& o) {
   req.table.template_hash = jit::template_hash(fam.template_file());
   req.out_dir = o.out;
   req.jobs = o.jobs;
-  const auto cache = o.no_cache ? nullptr : std::make_unique<jit::CodeCache>(o.cache_dir);
+  const auto cache = open_cache(o.cache);
   req.cache = cache.get();
   const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
   auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
@@ -78,9 +79,7 @@ void setup(CLI::App& app) {
                 "Use results measured with other templates than the current ones (template hash differs)");
   cmd->add_option("--out", o->out, "Package directory to write (created when absent)")->required();
   cmd->add_option("--jobs", o->jobs, "Compiling threads (default: one per core)")->check(decimal_within(0, 4096));
-  auto* cache_dir =
-      cmd->add_option("--cache-dir", o->cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR or ~/.cache/ktune)");
-  cmd->add_flag("--no-cache", o->no_cache, "Compile everything, store nothing")->excludes(cache_dir);
+  add_cache_options(*cmd, o->cache);
   cmd->callback([o] { run_package(*o); });
 }
 

@@ -18,9 +18,7 @@ void add_space_options(CLI::App& cmd, SpaceOptions& o) {
   cmd.add_option("--where", o.where, "Only these values of any key or config field: FIELD=V1,V2 (repeatable)");
   cmd.add_option("--shard", o.shard, "Only part I of N of the keys (round robin), as I/N, for job arrays");
   cmd.add_option("--jobs", o.jobs, "Compiling threads (default: one per core)")->check(decimal_within(0, 4096));
-  auto* cache_dir =
-      cmd.add_option("--cache-dir", o.cache_dir, "Code-object cache (default: $KTUNE_CACHE_DIR, else ~/.cache/ktune)");
-  cmd.add_flag("--no-cache", o.no_cache, "Compile everything; read and write no cache")->excludes(cache_dir);
+  add_cache_options(cmd, o.cache);
 }
 
 sweep::Space load_filtered_space(const SpaceOptions& o) {
@@ -40,11 +38,6 @@ sweep::Space load_filtered_space(const SpaceOptions& o) {
 }
 
 sweep::Shard shard_of(const SpaceOptions& o) { return o.shard.empty() ? sweep::Shard{} : sweep::parse_shard(o.shard); }
-
-std::unique_ptr<jit::CodeCache> open_cache(const SpaceOptions& o) {
-  if (o.no_cache) return nullptr;
-  return std::make_unique<jit::CodeCache>(o.cache_dir);
-}
 
 jit::CompileSettings compile_settings(const SpaceOptions& o, std::string arch, const jit::CodeCache* cache) {
   jit::CompileSettings s;

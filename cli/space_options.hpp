@@ -1,14 +1,13 @@
 #pragma once
 // What `ktune compile` and `ktune sweep` share: the family, the space and the filters that
 // narrow it, and the compile settings (threads, code-object cache).
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "backend/backend.hpp"
-#include "jit/cache.hpp"
+#include "cache_options.hpp"
 #include "jit/compiler.hpp"
 #include "sweep/plan.hpp"
 #include "sweep/space.hpp"
@@ -22,8 +21,7 @@ struct SpaceOptions {
   std::vector<std::string> where;                  // field=v1,v2
   std::string shard;                               // i/n
   int jobs = 0;
-  std::string cache_dir;
-  bool no_cache = false;
+  CacheOptions cache;
 };
 
 // --kernel (required), --space, --heads, --block-len, --causal, --kv-dtype, --where, --shard,
@@ -34,8 +32,6 @@ void add_space_options(CLI::App& cmd, SpaceOptions& o);
 sweep::Space load_filtered_space(const SpaceOptions& o);
 sweep::Shard shard_of(const SpaceOptions& o);
 
-// The code-object cache (--cache-dir, else the default), or null with --no-cache.
-std::unique_ptr<jit::CodeCache> open_cache(const SpaceOptions& o);
 jit::CompileSettings compile_settings(const SpaceOptions& o, std::string arch, const jit::CodeCache* cache);
 
 // `ktune worker` for `b`, started from this very binary (/proc/self/exe: right even when the

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.hpp"
-#include "cache_warning.hpp"
+#include "cache_options.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 #include "device_choice.hpp"
@@ -84,7 +84,7 @@ void run(const SweepCliOptions& o) {
   options.shard = shard_of(o);
   options.progress = sweep::Progress::mode_for(stderr, globals().quiet);
 
-  auto cache = open_cache(o);
+  auto cache = open_cache(o.cache);
   const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
   auto db = db::Database::open(o.db, /*create=*/true);
   const auto s = sweep::run_sweep(space, *db, provenance, *compiler, compile_settings(o, info.arch, cache.get()), options);

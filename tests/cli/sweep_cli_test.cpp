@@ -100,6 +100,12 @@ TEST(SweepCli, ContradictoryOptionsAreRefused) {
       {"devices --no-bandwidth --first-arch --json", "excludes --first-arch"},
       {"devices --no-bandwidth --first-slug --json", "excludes --first-slug"},
       {"compile --kernel mla_decode --arch gfx90a --no-cache --cache-dir " + tmp.path(), "excludes --no-cache"},
+      {"sweep --kernel mla_decode --db " + tmp.path() + "/t.db --cache-dir " + tmp.path() + " --no-cache",
+       "--cache-dir excludes --no-cache"},
+      {"bench --kernel mla_decode --config x --no-cache --cache-dir " + tmp.path(), "excludes --no-cache"},
+      {"package --kernel mla_decode --arch gfx90a --db /proc/self/exe --out " + tmp.path() + "/pkg --no-cache --cache-dir " +
+           tmp.path(),
+       "excludes --no-cache"},
       {"compile --kernel mla_decode --arch gfx90a --space " + tmp.path(), "is a directory; give a TOML file"}};
   for (const auto& [args, says] : cases) {
     auto r = run_ktune(args);
