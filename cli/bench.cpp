@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,7 +30,6 @@
 #include "db_options.hpp"
 #include "device_choice.hpp"
 #include "dispatch/table.hpp"
-#include "jit/cache.hpp"
 #include "jit/compiler.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"

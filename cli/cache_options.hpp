@@ -14,7 +14,7 @@
 namespace ktune::cli {
 
 struct CacheOptions {
-  std::string dir;  // empty: $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  std::string dir;  // empty: CodeCache::default_dir()
   bool off = false;
 };
 

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <memory>
 #include <string>
 
 #include "backend/backend.hpp"

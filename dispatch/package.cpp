@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,7 +30,7 @@ std::string code_object_name(std::string_view bytes, std::string_view extension)
 }
 bool is_code_object_name(std::string_view name, std::string_view extension) {
   return name.size() == 17 + extension.size() && name[16] == '.' && name.substr(17) == extension &&
-         std::all_of(name.begin(), name.begin() + 16, [](char c) { return std::isxdigit(c) && !std::isupper(c); });
+         std::all_of(name.begin(), name.begin() + 16, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::string dispatch_header_name(const std::string& family) { return family + "_dispatch.hpp"; }

@@ -30,7 +30,7 @@ inline constexpr const char* kManifestFile = "manifest.json";
 inline constexpr int kManifestFormat = 1;
 
 struct PackagedCodeObject {
-  std::string file;                           // "<xxh64>.cubin", relative to the package directory
+  std::string file;                           // "<xxh64>.cubin" / ".hsaco", relative to the package directory
   std::vector<std::string> name_expressions;  // as in the dispatch header's Kernel
   std::vector<std::string> symbols;           // lowered names, same order
 };

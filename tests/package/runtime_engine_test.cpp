@@ -1,5 +1,5 @@
 // The runtime engine (dispatch/runtime) on the CPU with mla_decode: a fake GPU API records what
-// would be launched. Selection from the compiled-in package (the committed H200 table), launch
+// would be launched. Selection from the compiled-in package (KTUNE_RUNTIME_RESULTS' table), launch
 // geometry and the split-KV workspace, every status that stops a launch, the code-object cache
 // under many threads, and the KTUNE_DB override with codegen's validators. qk_rope_cache, several
 // arches and run-time compiles: runtime_rope_test.cpp, runtime_multiarch_test.cpp, runtime_jit_test.cpp.
@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "dispatch/runtime/compiled_table.hpp"
 #include "dispatch/runtime/family.hpp"
@@ -25,7 +27,7 @@ using test::FakeApi;
 using test::launch_args;
 using namespace package_test;
 
-constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};  // tuned in the committed H200 table
+constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};  // tuned in every committed smoke sweep
 
 using test::compiled;
 using test::compiled_config;
@@ -192,15 +194,29 @@ TEST(RuntimeEngine, MissingOrCorruptCodeObjectIsAStatus) {
 TEST(RuntimeEngine, ConcurrentFirstLaunchesLoadEachCodeObjectOncePerDevice) {
   FakeApi* api = nullptr;
   auto engine = fake_engine(api);
-  // Two keys of one code object (16, 1 and 16, 2 causal bf16 share rows=16 stages=2), one of another.
-  const ktune_mla_decode_key same_a{16, 1, 1, 0, 32}, same_b{16, 2, 1, 0, 32}, other{128, 1, 1, 0, 32};
+  // Two keys of one code object and one of another, found in the compiled table (which changes
+  // with every re-sweep and with the device KTUNE_RUNTIME_RESULTS names).
+  std::vector<ktune_mla_decode_key> tuned;
+  for (int64_t heads : {16, 128})
+    for (int64_t block_len : {1, 2, 4})
+      for (int64_t causal : {0, 1})
+        for (int64_t kv_dtype : {0, 1}) tuned.push_back({heads, block_len, causal, kv_dtype, 32});
+  auto object_of = [](const ktune_mla_decode_key& k) { return compiled(k).kernel->object; };
+  std::optional<ktune_mla_decode_key> same_a, same_b, other;
+  for (size_t i = 0; i < tuned.size() && !same_b; ++i)
+    for (size_t j = i + 1; j < tuned.size() && !same_b; ++j)
+      if (object_of(tuned[i]) == object_of(tuned[j])) same_a = tuned[i], same_b = tuned[j];
+  ASSERT_TRUE(same_b) << "no two smoke keys of the compiled table share a code object";
+  for (const auto& k : tuned)
+    if (object_of(k) != object_of(*same_a)) other = k;
+  ASSERT_TRUE(other);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 16; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
         ktune_result r{};
-        const auto key = (t + i) % 3 == 0 ? same_a : (t + i) % 3 == 1 ? same_b : other;
+        const auto key = (t + i) % 3 == 0 ? *same_a : (t + i) % 3 == 1 ? *same_b : *other;
         if (engine->mla_decode(launch_args(key, 64), r) != KTUNE_OK) ++failures;
       }
     });
@@ -214,7 +230,7 @@ TEST(RuntimeEngine, ConcurrentFirstLaunchesLoadEachCodeObjectOncePerDevice) {
   // Another device loads its own copy.
   api->set_device(reinterpret_cast<const void*>(2));
   ktune_result r{};
-  ASSERT_EQ(engine->mla_decode(launch_args(same_a, 64), r), KTUNE_OK) << r.message;
+  ASSERT_EQ(engine->mla_decode(launch_args(*same_a, 64), r), KTUNE_OK) << r.message;
   EXPECT_EQ(api->loads, 3);
 }
 

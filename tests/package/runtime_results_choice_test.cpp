@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,18 @@ using namespace package_test;
 
 const std::string kResults = std::string(KTUNE_SOURCE_DIR) + "/results";
 
-// The device folders of results/ whose mla_decode smoke sweep measured sm_90a.
+// The device folders of results/ whose mla_decode smoke sweep has a run on sm_90a.
 std::vector<std::string> sm90a_devices() {
   std::vector<std::string> devices;
   for (const auto& entry : std::filesystem::directory_iterator(kResults)) {
     const auto dump = entry.path() / "mla_decode.sql";
-    if (std::filesystem::exists(dump) && db::test::read_file(dump.string()).find("'sm_90a'") != std::string::npos)
-      devices.push_back(entry.path().filename().string());
+    if (!std::filesystem::exists(dump)) continue;
+    std::istringstream lines(db::test::read_file(dump.string()));
+    for (std::string line; std::getline(lines, line);)
+      if (line.starts_with("INSERT INTO \"runs\"") && line.find(",'sm_90a',") != std::string::npos) {
+        devices.push_back(entry.path().filename().string());
+        break;
+      }
   }
   std::sort(devices.begin(), devices.end());
   return devices;
@@ -37,8 +43,9 @@ std::vector<std::string> sm90a_devices() {
 
 // The configure's status and output, with CMake's line wrapping of messages undone.
 ShellResult configure_with(const std::string& results, TempDir& dir) {
-  auto result = shell(fmt::format("'{}' -S '{}' -B '{}' -G Ninja '-DKTUNE_RUNTIME_RESULTS={}'", KTUNE_CMAKE,
-                                  KTUNE_SOURCE_DIR, dir.file("build"), results),
+  auto result = shell(fmt::format("'{}' -S '{}' -B '{}' -G Ninja -DCMAKE_CXX_COMPILER='{}' -DKTUNE_BUILD_RUNTIME=ON "
+                                  "-DKTUNE_BUILD_TESTS=OFF -DKTUNE_BUILD_BENCHMARKS=OFF '-DKTUNE_RUNTIME_RESULTS={}'",
+                                  KTUNE_CMAKE, KTUNE_SOURCE_DIR, dir.file("build"), KTUNE_CXX, results),
                       dir.file("log"));
   std::string unwrapped;
   for (const char c : result.output) {
@@ -72,16 +79,33 @@ TEST_F(RuntimeResults, TwoDevicesOfOneArchAreRefusedNamingBoth) {
 TEST_F(RuntimeResults, AFolderWithoutSmokeSweepsIsRefusedListingThoseWithThem) {
   const auto configured = configure_with("amd-instinct-mi300x", dir_);
   EXPECT_NE(configured.status, 0);
-  EXPECT_THAT(configured.output, HasSubstr("names 'amd-instinct-mi300x'"));
+  EXPECT_THAT(configured.output, HasSubstr("names 'amd-instinct-mi300x', but results/amd-instinct-mi300x/ holds no"));
   for (const auto& device : sm90a_devices()) EXPECT_THAT(configured.output, HasSubstr(device));
 }
 
-TEST_F(RuntimeResults, EachDeviceAloneConfigures) {
+// A path or a pattern would reach past the device folders (a default sweep's 1152 keys, another
+// project's files); an empty list would end in "no package" without naming the variable.
+TEST_F(RuntimeResults, WhatIsNoDeviceFolderNameIsRefused) {
+  for (const std::string bad : {"nvidia-h200/default", "../results/nvidia-h200", "*", "NVIDIA-H200"}) {
+    TempDir dir;
+    const auto configured = configure_with(bad, dir);
+    EXPECT_NE(configured.status, 0) << bad;
+    EXPECT_THAT(configured.output, HasSubstr("names '" + bad + "', which is no device folder name")) << bad;
+  }
+  const auto configured = configure_with("", dir_);
+  EXPECT_NE(configured.status, 0);
+  EXPECT_THAT(configured.output, HasSubstr("KTUNE_RUNTIME_RESULTS is empty"));
+}
+
+TEST_F(RuntimeResults, EachDevicePackagesItsOwnSweeps) {
   for (const auto& device : sm90a_devices()) {
     TempDir dir;
-    const auto configured = configure_with(device, dir);
+    // Named twice, it is packaged once.
+    const auto configured = configure_with(device + ";" + device, dir);
     EXPECT_EQ(configured.status, 0) << device << ":\n" << configured.output;
-    EXPECT_THAT(configured.output, HasSubstr("compiles in mla_decode-sm_90a;qk_rope_cache-sm_90a")) << device;
+    for (const std::string family : {"mla_decode", "qk_rope_cache"})
+      EXPECT_THAT(configured.output,
+                  HasSubstr(fmt::format("packages {}-sm_90a from results/{}/{}.sql", family, device, family)));
   }
 }
 
