@@ -29,8 +29,9 @@ std::string code_object_name(std::string_view bytes, std::string_view extension)
   return fmt::format("{}.{}", hex64(XXH64(bytes.data(), bytes.size(), 0)), extension);
 }
 bool is_code_object_name(std::string_view name, std::string_view extension) {
+  const auto lower_hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
   return name.size() == 17 + extension.size() && name[16] == '.' && name.substr(17) == extension &&
-         std::all_of(name.begin(), name.begin() + 16, [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+         std::all_of(name.begin(), name.begin() + 16, lower_hex);
 }
 
 std::string dispatch_header_name(const std::string& family) { return family + "_dispatch.hpp"; }
