@@ -8,7 +8,10 @@ machine as it is).
                                            (re-renders measurements on a machine without a GPU)
 
 CASES lines: `label | bench flags | target`, '#' starts a comment. Targets:
-  ">= P% copy bandwidth", ">= T TFLOP/s", "<= R x LABEL" (median time relative to row LABEL).
+  ">= P% copy bandwidth", ">= T TFLOP/s", "<= R x LABEL" (median time relative to row LABEL),
+  each optionally followed by "on DEVICE" (a device name as `ktune devices` prints it): a target
+  set for one GPU is judged only on that GPU; elsewhere its figure is shown and its verdict is
+  "n/a".
 """
 import argparse
 import json
@@ -20,7 +23,11 @@ from ktune_bench import read_cases, run_bench
 
 
 def judge(target, row, by_label):
-    """(value text, met) of `target` for `row`; met is None where the target cannot be evaluated."""
+    """(value text, met) of `target` for `row`; met is None where the target cannot be evaluated
+    or is another device's."""
+    if m := re.fullmatch(r"(.*?)\s+on\s+(\S.*)", target):
+        value, met = judge(m[1], row, by_label)
+        return (value, met) if row["device"]["name"] == m[2] else (f"{value} (the target is the {m[2]}'s)", None)
     if m := re.fullmatch(r">=\s*([\d.]+)%\s*copy bandwidth", target):
         return f"{100 * row['frac_copy_bw']:.1f}%", 100 * row["frac_copy_bw"] >= float(m[1])
     if m := re.fullmatch(r">=\s*([\d.]+)\s*TFLOP/s", target):
@@ -30,7 +37,7 @@ def judge(target, row, by_label):
         if base is None or "median_us" not in base:
             return f"no row {m[2]}", None
         ratio = row["median_us"] / base["median_us"]
-        return f"{ratio:.2f} x", ratio <= float(m[1])
+        return f"{ratio:.3f} x", ratio <= float(m[1])
     sys.exit(f"unknown target {target!r}")
 
 

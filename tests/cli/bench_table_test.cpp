@@ -52,6 +52,7 @@ TEST_F(BenchTable, TargetsAreJudgedOnEachSideOfTheirThreshold) {
                         bench_row("short", ">= 90% copy bandwidth", 100, 0.899, 100) + "\n" +
                         bench_row("same", "<= 1.15 x base", 115, 0.5, 100) + "\n" +
                         bench_row("slower", "<= 1.15 x base", 116, 0.5, 100) + "\n" +
+                        bench_row("barely", "<= 1.15 x base", 115.1, 0.5, 100) + "\n" +
                         bench_row("fast", ">= 450 TFLOP/s", 100, 0.5, 450) + "\n" +
                         bench_row("slow", ">= 450 TFLOP/s", 100, 0.5, 449.9) + "\n" +
                         bench_row("orphan", "<= 1 x nobody", 100, 0.5, 100) + "\n");
@@ -60,12 +61,30 @@ TEST_F(BenchTable, TargetsAreJudgedOnEachSideOfTheirThreshold) {
       << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth | 90.0% | yes |")) << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth | 89.9% | **no** |")) << r.output;
-  EXPECT_TRUE(contains(r.output, "| <= 1.15 x base | 1.15 x | yes |")) << r.output;
-  EXPECT_TRUE(contains(r.output, "| <= 1.15 x base | 1.16 x | **no** |")) << r.output;
+  EXPECT_TRUE(contains(r.output, "| <= 1.15 x base | 1.150 x | yes |")) << r.output;
+  EXPECT_TRUE(contains(r.output, "| <= 1.15 x base | 1.160 x | **no** |")) << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 450 TFLOP/s | 450.0 TFLOP/s | yes |")) << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 450 TFLOP/s | 449.9 TFLOP/s | **no** |")) << r.output;
   EXPECT_TRUE(contains(r.output, "| <= 1 x nobody | no row nobody | n/a |")) << r.output;
+  // A ratio just past its bound shows the digit that fails it.
+  EXPECT_TRUE(contains(r.output, "| <= 1.15 x base | 1.151 x | **no** |")) << r.output;
   EXPECT_TRUE(contains(r.output, "ktune bench orphan\n```")) << "the commands close the table:\n" << r.output;
+}
+
+// A target "on DEVICE" is judged on that device only: elsewhere the figure stands, with no verdict.
+TEST_F(BenchTable, AnotherDevicesTargetIsShownButNotJudged) {
+  const auto r = render(bench_row("here", ">= 90% copy bandwidth on Test GPU", 100, 0.95, 100) + "\n" +
+                        bench_row("there", ">= 90% copy bandwidth on Other GPU", 100, 0.95, 100) + "\n" +
+                        bench_row("short", ">= 90% copy bandwidth on Test GPU", 100, 0.5, 100) + "\n" +
+                        bench_row("ratio", "<= 0.5 x here on Other GPU", 100, 0.5, 100) + "\n");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth on Test GPU | 95.0% | yes |")) << r.output;
+  EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth on Test GPU | 50.0% | **no** |")) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "| >= 90% copy bandwidth on Other GPU | 95.0% (the target is the Other GPU's) | n/a |"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "| <= 0.5 x here on Other GPU | 1.000 x (the target is the Other GPU's) | n/a |"))
+      << r.output;
 }
 
 TEST_F(BenchTable, AnUnknownTargetIsRefused) {
