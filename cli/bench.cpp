@@ -229,7 +229,7 @@ struct Report {
   bool verified = false;
   sweep::RunResult result;
   bench::CopyRoof copy;
-  std::string matrix_roof;  // what the matrix-core probe measures, e.g. "mma.sync m16n8k16 bf16 peak"
+  std::string matrix_roof;  // what the matrix-core probe measures, e.g. "wgmma m64n256k16 bf16 peak"
   bench::MatrixRoof matrix;
   bench::Rates rates;
 };

@@ -9,20 +9,14 @@
 #include "bench/timing.hpp"
 #include "common/error.hpp"
 #include "jit/templates.hpp"
+#include "kernels/family.hpp"
 #include "verify/numeric.hpp"
 
 namespace ktune::bench {
 namespace {
 
-constexpr std::string_view kTemplate = "probe/mma_probe.hip";
-// The kernel's CTA and chains: two CTAs of 256 threads per SM / CU are resident at once on every
-// target (8 chains hold 32 accumulator registers a thread), and with 8 chains per warp each SM
-// sub-partition / SIMD has 16 or more independent instructions in flight, several times the
-// instruction's latency over its issue interval.
-constexpr int kThreads = 256;
-constexpr int kChains = 8;
-constexpr int kCtasPerUnit = 2;
-// Operand words per lane (templates/probe/mma_probe.hip: kLaneWords).
+// Operand words per lane (templates/probe/mma_probe.hip: kLaneWords; wgmma_probe.hip reads the 256
+// of a 32-lane warp into its tiles).
 constexpr int kLaneWords = 8;
 // Instructions per chain of the verifying launch: few, so that it is quick, and its sums exact in
 // fp32 whatever the launch.
@@ -42,20 +36,35 @@ std::vector<uint32_t> operand_words(int warp_size, bool ones) {
 
 }  // namespace
 
+// mma_probe.hip's CTA and chains: two CTAs of 256 threads per SM / CU are resident at once on
+// every target (8 chains hold 32 accumulator registers a thread), and with 8 chains per warp each
+// SM sub-partition / SIMD has 16 or more independent instructions in flight, several times the
+// instruction's latency over its issue interval.
+MatrixInstruction mma_sync_instruction() noexcept {
+  return {"mma.sync m16n8k16 bf16", 16, 8, 16, "probe/mma_probe.hip", "ktune::mma_probe", 256, 8, 2};
+}
+
 MatrixInstruction matrix_instruction(std::string_view arch) {
-  if (arch.starts_with("sm_")) return {"mma.sync m16n8k16 bf16", 16, 8, 16};
-  if (arch.starts_with("gfx")) return {"mfma 16x16x16 bf16", 16, 16, 16};
+  // wgmma_probe.hip: one CTA of two warpgroups per SM (154 registers a thread, ptxas 13.0), each
+  // with one accumulator, which the tensor cores chain without a wait.
+  if (is_known_target(arch) && target_limits(arch).warpgroup_mma)
+    return {"wgmma m64n256k16 bf16", 64 / 4, 256, 16, "probe/wgmma_probe.hip", "ktune::wgmma_probe", 256, 1, 1};
+  if (arch.starts_with("sm_")) return mma_sync_instruction();
+  if (arch.starts_with("gfx"))
+    return {"mfma 16x16x16 bf16", 16, 16, 16, "probe/mma_probe.hip", "ktune::mma_probe", 256, 8, 2};
   throw Error(fmt::format("matrix-core probe: no matrix instruction known for '{}' (sm_* or gfx*)", arch));
 }
 
 std::string matrix_roof_name(std::string_view arch) { return fmt::format("{} peak", matrix_instruction(arch).name); }
 
-MatrixProbeLaunch matrix_probe_launch(const backend::DeviceInfo& device, int iterations) {
-  if (device.compute_units < 1 || device.warp_size < 1 || kThreads % device.warp_size != 0)
+MatrixProbeLaunch matrix_probe_launch(const backend::DeviceInfo& device, const MatrixInstruction& instruction,
+                                      int iterations) {
+  if (device.compute_units < 1 || device.warp_size < 1 || instruction.threads % device.warp_size != 0)
     throw Error(fmt::format("matrix-core probe: {} reports {} compute units and warps of {}", device.name,
                             device.compute_units, device.warp_size));
   if (iterations < 1) throw Error(fmt::format("matrix-core probe: {} iterations", iterations));
-  return {int64_t{kCtasPerUnit} * device.compute_units, kThreads, device.warp_size, kChains, iterations};
+  return {int64_t{instruction.ctas_per_unit} * device.compute_units, instruction.threads, device.warp_size,
+          instruction.chains, iterations};
 }
 
 double matrix_probe_flops(const MatrixProbeLaunch& launch, const MatrixInstruction& instruction) noexcept {
@@ -79,16 +88,22 @@ std::string check_matrix_probe_output(std::span<const float> out, double expecte
 }
 
 MatrixProbe::MatrixProbe(const backend::Backend& compiler, backend::Context& ctx)
-    : ctx_(ctx), instruction_(matrix_instruction(ctx.info().arch)) {
-  const std::string name = fmt::format("ktune::mma_probe<{}, {}>", kThreads, kChains);
-  const auto code = compiler.compile({jit::render(kTemplate), "mma_probe.hip", {name}, ctx.info().arch, {}});
+    : MatrixProbe(compiler, ctx, matrix_instruction(ctx.info().arch)) {}
+
+MatrixProbe::MatrixProbe(const backend::Backend& compiler, backend::Context& ctx, const MatrixInstruction& instruction)
+    : ctx_(ctx), instruction_(instruction) {
+  const std::string name = fmt::format("{}<{}, {}>", instruction.kernel, instruction.threads, instruction.chains);
+  const std::string file(instruction.source.substr(instruction.source.rfind('/') + 1));
+  const auto code = compiler.compile({jit::render(instruction.source), file, {name}, ctx.info().arch, {}});
   module_ = ctx_.load(code.code);
   function_ = module_->function(code.lowered_names.at(0));
 }
 
 MatrixProbe::~MatrixProbe() = default;
 
-MatrixProbeLaunch MatrixProbe::launch_of(int iterations) const { return matrix_probe_launch(ctx_.info(), iterations); }
+MatrixProbeLaunch MatrixProbe::launch_of(int iterations) const {
+  return matrix_probe_launch(ctx_.info(), instruction_, iterations);
+}
 
 void MatrixProbe::launch(const MatrixProbeLaunch& l, const backend::Buffer& operands, backend::Buffer& out) {
   uint64_t ops = operands.address(), dst = out.address();

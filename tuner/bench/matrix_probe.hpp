@@ -1,14 +1,16 @@
 #pragma once
-// The matrix-core roof: dense bf16 matrix math as ktune's kernels issue it, measured on the device
-// in the same run as the kernels (like the copy bandwidth, bench/roofline.hpp), so that a kernel's
-// TFLOP/s is also a fraction of what the matrix cores achieved.
+// The matrix-core roof: dense bf16 matrix math at the fastest rate ktune's kernels can reach on a
+// target, measured on the device in the same run as the kernels (like the copy bandwidth,
+// bench/roofline.hpp), so that a kernel's TFLOP/s is also a fraction of what the matrix cores
+// achieved.
 //
-// The probe (templates/probe/mma_probe.hip) issues the kernels' own instruction
-// (templates/common/matrix_core.hpp) back to back on independent accumulator chains, from enough
-// warps to fill every SM / CU. It measures what that instruction reaches, not the data-sheet peak:
-// on Hopper (sm_90a), wgmma (warpgroup MMA, operands from shared memory) goes well beyond what
-// mma.sync reaches, so a fraction of this roof says how close a kernel comes to its instruction's
-// limit, and a kernel moved to wgmma could exceed 1.
+// The probe issues the fastest matrix instruction the kernels issue on the target, back to back,
+// from enough warps to fill every SM / CU: on Hopper (sm_90a) wgmma m64n256k16 with its operands
+// in shared memory (templates/probe/wgmma_probe.hip), which reaches the dense bf16 peak; elsewhere
+// mma.sync m16n8k16 (NVIDIA) or MFMA 16x16x16 (AMD) on independent accumulator chains
+// (templates/probe/mma_probe.hip). Until 2026-12-05 the roof of sm_90a was mma.sync's too, some
+// two thirds of wgmma's: the runs of earlier databases hold that figure (each run keeps the roof
+// it measured, and its rows are fractions of it).
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -21,18 +23,27 @@
 
 namespace ktune::bench {
 
-// One matrix-core instruction: an m x n x k product-accumulate per warp, 2 m n k FLOPs.
+// One matrix-core instruction and the probe kernel that issues it: an m x n x k product-accumulate
+// per warp (a warpgroup's instruction counted as its 4 warps' shares: m = 64 / 4), 2 m n k FLOPs.
 struct MatrixInstruction {
   std::string_view name;  // "mma.sync m16n8k16 bf16"
   int m = 0, n = 0, k = 0;
+  std::string_view source;  // the probe's template, "probe/mma_probe.hip"
+  std::string_view kernel;  // its kernel template, instantiated as kernel<threads, chains>
+  // The launch: CTAs of `threads` threads, ctas_per_unit of them resident at once on every SM / CU
+  // (no tail), each warp (warpgroup) with `chains` independent accumulators.
+  int threads = 0, chains = 0, ctas_per_unit = 0;
   double flops() const noexcept { return 2.0 * m * n * k; }
 };
 
-// The instruction the kernels issue on `arch`: mma.sync m16n8k16 bf16 -> fp32 on NVIDIA (sm_*),
+// The fastest instruction the kernels issue on `arch`: wgmma m64n256k16 bf16 -> fp32 where the
+// target has warpgroup products (sm_90a), else mma.sync m16n8k16 bf16 -> fp32 on NVIDIA (sm_*),
 // v_mfma_f32_16x16x16bf16_1k on AMD (gfx*). Throws Error for another arch.
 MatrixInstruction matrix_instruction(std::string_view arch);
+// mma.sync m16n8k16 bf16 (the roof of NVIDIA targets without wgmma), for comparisons on sm_90a.
+MatrixInstruction mma_sync_instruction() noexcept;
 
-// What the probe's result is called: "mma.sync m16n8k16 bf16 peak". Throws like matrix_instruction.
+// What the probe's result is called: "wgmma m64n256k16 bf16 peak". Throws like matrix_instruction.
 std::string matrix_roof_name(std::string_view arch);
 
 // One launch of the probe: `ctas` CTAs of `threads` threads; every warp issues `iterations`
@@ -44,9 +55,9 @@ struct MatrixProbeLaunch {
   int64_t instructions() const noexcept { return warps() * chains * int64_t{iterations}; }
 };
 
-// The launch that keeps every SM / CU of `device` busy: CTAs resident at once on each of them
-// (no tail), each warp with enough chains to hide the instruction's latency.
-MatrixProbeLaunch matrix_probe_launch(const backend::DeviceInfo& device, int iterations);
+// The launch of `instruction`'s probe that keeps every SM / CU of `device` busy.
+MatrixProbeLaunch matrix_probe_launch(const backend::DeviceInfo& device, const MatrixInstruction& instruction,
+                                      int iterations);
 
 // FLOPs of one launch, counted exactly: 2 m n k per instruction.
 double matrix_probe_flops(const MatrixProbeLaunch& launch, const MatrixInstruction& instruction) noexcept;
@@ -62,9 +73,10 @@ std::string check_matrix_probe_output(std::span<const float> out, double expecte
 // The probe compiled for a context's device and loaded into it.
 class MatrixProbe {
  public:
-  // Compiles the probe with `compiler` (the backend of `ctx`) for ctx's arch. Throws CompileError
-  // or Error.
+  // Compiles the probe of `instruction` (default: matrix_instruction of ctx's arch) with `compiler`
+  // (the backend of `ctx`) for ctx's arch. Throws CompileError or Error.
   MatrixProbe(const backend::Backend& compiler, backend::Context& ctx);
+  MatrixProbe(const backend::Backend& compiler, backend::Context& ctx, const MatrixInstruction& instruction);
   MatrixProbe(const MatrixProbe&) = delete;
   MatrixProbe& operator=(const MatrixProbe&) = delete;
   ~MatrixProbe();
