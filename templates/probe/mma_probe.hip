@@ -1,12 +1,13 @@
 // Matrix-core throughput probe: the roof against which `ktune bench` and the sweep report the
-// kernels' TFLOP/s (tuner/bench/matrix_probe.hpp times it and counts its FLOPs).
+// kernels' TFLOP/s on targets without warpgroup products (tuner/bench/matrix_probe.hpp times it
+// and counts its FLOPs; on sm_90a the roof is wgmma_probe.hip's, and the GPU tests time this one
+// there to show that wgmma's is above it).
 //
 // It issues the instruction the kernels issue (common/matrix_core.hpp): mma.sync m16n8k16 bf16 ->
 // fp32 on NVIDIA, v_mfma_f32_16x16x16bf16_1k on AMD CDNA, back to back on CHAINS independent
 // accumulators per warp, so that the matrix cores never wait for a result; operands stay in
 // registers, so that nothing but the matrix cores limits the rate. What it measures is what this
-// instruction reaches, not the device's data-sheet peak: on Hopper, wgmma (warpgroup MMA, not
-// used by the kernels) goes beyond mma.sync.
+// instruction reaches, not the device's data-sheet peak.
 //
 // Each thread writes the sum of its accumulators, so that no compiler can drop the work, and the
 // host can check, with every operand 1.0, that every instruction ran: each one adds 16 (K) to
