@@ -22,12 +22,19 @@ import sys
 from ktune_bench import read_cases, run_bench
 
 
+def target_device(target):
+    """(the target without its "on DEVICE", DEVICE or None)."""
+    m = re.fullmatch(r"(.*?)\s+on\s+(\S.*)", target)
+    return (m[1], m[2]) if m else (target, None)
+
+
 def judge(target, row, by_label):
     """(value text, met) of `target` for `row`; met is None where the target cannot be evaluated
     or is another device's."""
-    if m := re.fullmatch(r"(.*?)\s+on\s+(\S.*)", target):
-        value, met = judge(m[1], row, by_label)
-        return (value, met) if row["device"]["name"] == m[2] else (f"{value} (the target is the {m[2]}'s)", None)
+    bare, device = target_device(target)
+    if device is not None:
+        value, met = judge(bare, row, by_label)
+        return (value, met) if row["device"]["name"] == device else (f"{value} (the target is the {device}'s)", None)
     if m := re.fullmatch(r">=\s*([\d.]+)%\s*copy bandwidth", target):
         return f"{100 * row['frac_copy_bw']:.1f}%", 100 * row["frac_copy_bw"] >= float(m[1])
     if m := re.fullmatch(r">=\s*([\d.]+)\s*TFLOP/s", target):
@@ -86,15 +93,20 @@ def print_table(rows, by_label):
     probe = next((r["matrix_probe"] for r in rows if r.get("matrix_probe")), None)
     print(f"Device: {device}; copy bandwidth measured in each run (first: {copy:.0f} GB/s)." if copy else
           f"Device: {device}.")
+    matrix = next((r["matrix_tflops"] for r in rows if r.get("matrix_tflops")), None)
     if probe:
-        print(f"Matrix-core roof: the {probe}, measured in each run (first: "
-              f"{next(r['matrix_tflops'] for r in rows if r.get('matrix_tflops')):.0f} TFLOP/s).")
+        print(f"Matrix-core roof: the {probe}, measured in each run (first: {matrix:.0f} TFLOP/s)." if matrix else
+              f"Matrix-core roof: the {probe}, not measured.")
+    others = sorted({d for r in rows if (d := target_device(r["target"])[1]) not in (None, device)})
+    if others:
+        print(f"Targets set for {', '.join(others)} are not judged on this device.")
     print()
     print("| case | config | median µs | p10 | p90 | GB/s | % copy BW | TFLOP/s | % matrix | target | measured | met |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['label']} | | | | | | | | | {r['target']} | error: {r['error']} | no |")
+            verdict = "n/a" if target_device(r["target"])[1] not in (None, device) else "no"
+            print(f"| {r['label']} | | | | | | | | | {r['target']} | error: {r['error']} | {verdict} |")
             continue
         matrix = f"{100 * r['frac_matrix']:.1f}%" if r.get("frac_matrix") else "n/a"
         cfg = " ".join(f"{k}={v}" for k, v in r["config"].items())

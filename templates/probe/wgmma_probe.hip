@@ -5,8 +5,9 @@
 // operands in shared memory (common/wgmma.hpp's start_accumulation: mla_decode's P V with
 // math=wgmma_ss), back to back into one accumulator per warpgroup. The tensor cores chain
 // accumulations into the same registers without a wait, and read the operands themselves, so
-// nothing but their own rate limits it: Hopper's dense bf16 peak, which mma.sync (mma_probe.hip),
-// whose operands pass through every warp's registers, stays well below.
+// that nothing but their own rate should limit it; mma.sync (mma_probe.hip), whose operands pass
+// through every warp's registers, reached 622 to 641 TFLOP/s on the H100 and H200 (results/), below
+// the data sheet's 989 for dense bf16.
 //
 // The operands: a 64-row K-major panel (A, 8 KiB) and 4 N-major panels of 16 rows (B, 8 KiB),
 // filled with the operand buffer's words over and over. With every operand 1.0 each product adds
@@ -38,16 +39,17 @@ __global__ void __launch_bounds__(THREADS, 1)
 #if defined(KTUNE_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace probe_detail;
   __shared__ __align__(1024) u32 tiles[kTileWords];  // wgmma's 128-byte swizzle is anchored at 1024 bytes
+  wg::require_swizzle_alignment(tiles);
   for (int i = static_cast<int>(threadIdx.x); i < kTileWords; i += THREADS) tiles[i] = operands[i % kOperandWords];
   wg::proxy_fence();
   __syncthreads();
   mc::Acc16 d[16];
 #pragma unroll
   for (int b = 0; b < 16; ++b) mc::zero(d[b]);
-  const auto a = wg::detail::Desc::k_major<128>(tiles);
-  const auto b = wg::detail::Desc::n_major<kPanelBytes>(reinterpret_cast<const u8*>(tiles) + kABytes);
+  const auto desc_a = wg::detail::Desc::k_major<128>(tiles);
+  const auto desc_b = wg::detail::Desc::n_major<kPanelBytes>(reinterpret_cast<const u8*>(tiles) + kABytes);
   wg::detail::fence();
-  for (int i = 0; i < iterations; ++i) wg::detail::mma_bf16<256, true>(d, a, b, true);
+  for (int i = 0; i < iterations; ++i) wg::detail::mma_bf16<256, true>(d, desc_a, desc_b, true);
   wg::detail::commit();
   wg::detail::wait<0>();
   wg::detail::settle(d);

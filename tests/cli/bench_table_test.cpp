@@ -85,6 +85,19 @@ TEST_F(BenchTable, AnotherDevicesTargetIsShownButNotJudged) {
       << r.output;
   EXPECT_TRUE(contains(r.output, "| <= 0.5 x here on Other GPU | 1.000 x (the target is the Other GPU's) | n/a |"))
       << r.output;
+  EXPECT_TRUE(contains(r.output, "Targets set for Other GPU are not judged on this device.\n")) << r.output;
+  const auto own = render(bench_row("here", ">= 90% copy bandwidth on Test GPU", 100, 0.95, 100) + "\n");
+  EXPECT_FALSE(contains(own.output, "not judged")) << own.output;
+}
+
+// A run whose matrix-core probe failed has no roof to print, and its table still renders.
+TEST_F(BenchTable, AMissingMatrixRoofIsSaid) {
+  std::string row = bench_row("x", ">= 90% copy bandwidth", 100, 0.95, 100);
+  const std::string roof = R"("matrix_tflops": 600.0, )";
+  row.replace(row.find(roof), roof.size(), "");
+  const auto r = render(row + "\n");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Matrix-core roof: the test peak, not measured.")) << r.output;
 }
 
 TEST_F(BenchTable, AnUnknownTargetIsRefused) {
@@ -103,7 +116,8 @@ TEST_F(BenchTable, RunsEachCaseAndKeepsWhatItMeasured) {
   ASSERT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
   const std::string cases = dir.write("cases.txt", "# label | flags | target\n"
                                                    "good | --heads 16 | >= 90% copy bandwidth\n"
-                                                   "bad  | --heads 99 | >= 90% copy bandwidth\n");
+                                                   "bad  | --heads 99 | >= 90% copy bandwidth\n"
+                                                   "away | --heads 99 | >= 90% copy bandwidth on Other GPU\n");
   const std::string jsonl = dir.path() + "/out.jsonl";
   const auto r = run_command(bench_table() + " '" + cases + "' --kernel mla_decode --db x.db --ktune '" + fake +
                              "' --json-out '" + jsonl + "'");
@@ -112,6 +126,8 @@ TEST_F(BenchTable, RunsEachCaseAndKeepsWhatItMeasured) {
   EXPECT_TRUE(contains(r.output,
                        "| bad | | | | | | | | | >= 90% copy bandwidth | error: ktune: error: no such key | no |"))
       << r.output;
+  EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth on Other GPU | error: ktune: error: no such key | n/a |"))
+      << "another device's target fails no verdict here:\n" << r.output;
   EXPECT_TRUE(contains(r.output, fake + " bench --kernel mla_decode --heads 16 --db x.db --json")) << r.output;
   const auto again = run_command(bench_table() + " --from-jsonl '" + jsonl + "'");
   ASSERT_EQ(again.status, 0) << again.output;

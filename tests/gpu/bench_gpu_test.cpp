@@ -108,9 +108,10 @@ TEST_F(MatrixProbeGpu, ComputesWhatItCountsAndReachesAPlausibleRate) {
   const std::string arch = ctx().info().arch;
   std::cout << ctx().info().name << ": " << bench::matrix_roof_name(arch) << " " << tflops << " TFLOP/s\n";
   if (arch.starts_with("sm_90")) {
-    // H100 / H200: ~990 dense bf16 TFLOP/s on the data sheet (wgmma); mma.sync reaches some 60-70%.
+    // H100 / H200 SXM: 989 dense bf16 TFLOP/s on the data sheet (wgmma, at 1830 MHz); 1980 MHz,
+    // their highest clock, would give 1070.
     EXPECT_GT(tflops, 50) << "far below any Hopper: the probe does not keep the matrix cores busy";
-    EXPECT_LT(tflops, 2000) << "beyond Hopper's dense bf16 peak: work was counted that did not run";
+    EXPECT_LT(tflops, 1100) << "beyond Hopper's dense bf16 peak: work was counted that did not run";
   } else {
     EXPECT_GT(tflops, 1);
     EXPECT_LT(tflops, 5000);

@@ -13,6 +13,7 @@
 #include "bench/matrix_probe.hpp"
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
+#include "jit/templates.hpp"
 #include "verify/numeric.hpp"
 
 namespace ktune::bench {
@@ -95,7 +96,8 @@ TEST(MatrixProbe, ExpectedSumCountsEveryInstruction) {
   EXPECT_NE(matrix_probe_expected_sum(l, matrix_instruction("sm_80")),
             matrix_probe_expected_sum({1, 32, 32, 2, 2}, matrix_instruction("sm_80")) + 4 * 16);
   EXPECT_NE(matrix_probe_expected_sum({1, 128, 32, 1, 3}, matrix_instruction("sm_90a")),
-            matrix_probe_expected_sum({1, 128, 32, 1, 2}, matrix_instruction("sm_90a")));
+            matrix_probe_expected_sum({1, 128, 32, 1, 2}, matrix_instruction("sm_90a")) + 127 * 16)
+      << "one product fewer on all but one of a thread's accumulators";
 }
 
 TEST(MatrixProbe, OutputCheckCatchesAPlantedWrongSum) {
@@ -195,7 +197,11 @@ class ProbeCompiler final : public backend::Backend {
     EXPECT_TRUE(wgmma || name.starts_with("ktune::mma_probe<")) << name;
     const std::string kernel = wgmma ? "wgmma_probe(" : "mma_probe(";
     EXPECT_NE(req.source.find(kernel), std::string::npos) << "the template of " << name << " is compiled";
-    device_.instruction = wgmma ? matrix_instruction("sm_90a") : mma_sync_instruction();
+    // The kernels' own counts, not the host's: 64 x 256 x 16 per warpgroup, 16 x 8 x 16 per warp.
+    device_.instruction.name = wgmma ? "wgmma" : "mma.sync";
+    device_.instruction.m = 16;
+    device_.instruction.n = wgmma ? 256 : 8;
+    device_.instruction.k = 16;
     device_.chains = std::stoi(name.substr(name.find(',') + 1));
     return {{'c'}, {name}, {}};
   }
@@ -221,7 +227,7 @@ TEST(MatrixProbeMeasure, RateIsTheDevicesOwn) {
   ProbeCompiler compiler(dev);
   dev.tflops = 912;
   EXPECT_NEAR(measure_matrix_tflops(compiler, dev), 912, 912 * 1e-4);
-  EXPECT_EQ(dev.instruction.name, "wgmma m64n256k16 bf16");
+  EXPECT_EQ(dev.instruction.name, "wgmma");
   dev.tflops = 80;
   EXPECT_NEAR(measure_matrix_tflops(compiler, dev), 80, 80 * 1e-4);
   EXPECT_EQ(dev.chains, 1);
@@ -232,6 +238,21 @@ TEST(MatrixProbeMeasure, RateIsTheDevicesOwn) {
   const auto stats = probe.time(kMatrixProbeIterations);
   const double flops = matrix_probe_flops(probe.launch_of(kMatrixProbeIterations), probe.instruction());
   EXPECT_NEAR(rates_of(0, flops, stats.median_us, 0, 0).tflops, 80, 80 * 1e-4);
+}
+
+// `ktune --templates DIR` swaps the kernels' templates, not the instruments: a tree without the
+// probes (an older one, in an A/B) still measures the roof, from the templates built in.
+TEST(MatrixProbeMeasure, ATemplateTreeWithoutTheProbesStillHasTheRoof) {
+  struct Root {
+    Root() { jit::set_template_root("/nonexistent/ktune-templates"); }
+    ~Root() { jit::set_template_root(""); }
+  } root;
+  ProbeDevice dev(h200_like());
+  ProbeCompiler compiler(dev);
+  dev.tflops = 912;
+  const MatrixRoof r = try_measure_matrix_tflops(compiler, dev);
+  EXPECT_EQ(r.error, "");
+  EXPECT_NEAR(r.tflops, 912, 912 * 1e-4);
 }
 
 TEST(MatrixProbeMeasure, ADeviceThatSkipsInstructionsReportsNoRate) {

@@ -370,9 +370,37 @@ TEST(SweepRunnerRoofs, AResumeWhereTheCopyRoofMovedSaysSo) {
                         "reaches 850 GB/s, -15.0%: the fractions of the roof of the rows added now are of the run's "
                         "1000 GB/s all the same",
                         first.run_id));
-  for (const auto& m : db->measurements())
-    if (m.config.at("rows") == 160) EXPECT_NEAR(m.frac_copy_bw.value_or(0), 5e6 / 11e3 / 1000, 1e-9);
+  for (const auto& m : db->measurements()) {
+    if (m.config.at("rows") == 160) {
+      EXPECT_NEAR(m.frac_copy_bw.value_or(0), 5e6 / 11e3 / 1000, 1e-9);
+    }
+  }
   EXPECT_EQ(sweep_with(kWorker, "second-host", {16, 160, 176}).roof_warning, "") << "the twin: the run's roof";
+}
+
+// A fresh run names its matrix-core roof by the probe this ktune runs on the arch; a resumed one
+// keeps the roof it measured when it began, with whatever probe that ktune had (sm_90a's was
+// mma.sync's before wgmma's), so the sweep gives its figure without a name.
+TEST(SweepRunnerRoofs, AResumedRunsMatrixRoofIsNotNamedByTodaysProbe) {
+  testing::TempDir dir;
+  const auto db = db::Database::open(dir.path() + "/t.db", true);
+  auto run_line = [&](std::vector<int64_t> rows) {
+    testing::ToySweep toy(kWorker);
+    toy.options.resume = true;
+    toy.options.progress = Progress::Mode::lines;
+    ::testing::internal::CaptureStderr();
+    toy.run(*db, toy.space({64}, std::move(rows), {1}), toy.options);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    const size_t at = err.find("run 1");
+    return at == std::string::npos ? err : err.substr(at, err.find('\n', at) - at);
+  };
+  const std::string fresh = run_line({16});
+  EXPECT_NE(fresh.find("wgmma m64n256k16 bf16 peak 0 TFLOP/s"), std::string::npos) << fresh;
+  const std::string resumed = run_line({16, 160});
+  EXPECT_NE(resumed.find("run 1 (resumed)"), std::string::npos) << resumed;
+  EXPECT_NE(resumed.find("matrix-core roof 0 TFLOP/s (the run's, measured when it began)"), std::string::npos)
+      << resumed;
+  EXPECT_EQ(resumed.find("wgmma"), std::string::npos) << resumed;
 }
 
 // A fresh run killed after its first result, then resumed: the run it continues is the killed

@@ -52,6 +52,20 @@ TEST_F(TemplateDir, RootIsTheDirectoryGiven) {
   EXPECT_EQ(read_template("k.hip"), "exact\r\nbytes\n");
 }
 
+// ktune's instruments (the matrix-core probes) render from the embedded copy under any root: a
+// tree that lacks them (an older one, in an A/B) or that changed what they include measures nothing
+// else.
+TEST_F(TemplateDir, RenderEmbeddedIgnoresTheRoot) {
+  write("common/wgmma.hpp", "#pragma once\nint root_marker;\n");
+  EXPECT_THAT(render("common/wgmma.hpp"), HasSubstr("root_marker"));
+  EXPECT_THROW(render("probe/wgmma_probe.hip"), Error) << "the root has no probe";
+  const std::string probe = render_embedded("probe/wgmma_probe.hip");
+  EXPECT_THAT(probe, HasSubstr("wgmma_probe("));
+  EXPECT_THAT(probe, Not(HasSubstr("root_marker"))) << "its includes come from the embedded copy too";
+  set_template_root("");
+  EXPECT_EQ(probe, render("probe/wgmma_probe.hip"));
+}
+
 TEST_F(TemplateDir, InlinesQuotedIncludesOnceAndKeepsAngleIncludes) {
   write("common/prelude.hpp", "#pragma once\nint prelude_marker;\n");
   write("common/math.hpp", "#pragma once\n#include \"common/prelude.hpp\"\nint math_marker;\n");

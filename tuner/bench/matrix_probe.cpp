@@ -94,7 +94,7 @@ MatrixProbe::MatrixProbe(const backend::Backend& compiler, backend::Context& ctx
     : ctx_(ctx), instruction_(instruction) {
   const std::string name = fmt::format("{}<{}, {}>", instruction.kernel, instruction.threads, instruction.chains);
   const std::string file(instruction.source.substr(instruction.source.rfind('/') + 1));
-  const auto code = compiler.compile({jit::render(instruction.source), file, {name}, ctx.info().arch, {}});
+  const auto code = compiler.compile({jit::render_embedded(instruction.source), file, {name}, ctx.info().arch, {}});
   module_ = ctx_.load(code.code);
   function_ = module_->function(code.lowered_names.at(0));
 }

@@ -6,11 +6,12 @@
 //
 // The probe issues the fastest matrix instruction the kernels issue on the target, back to back,
 // from enough warps to fill every SM / CU: on Hopper (sm_90a) wgmma m64n256k16 with its operands
-// in shared memory (templates/probe/wgmma_probe.hip), which reaches the dense bf16 peak; elsewhere
-// mma.sync m16n8k16 (NVIDIA) or MFMA 16x16x16 (AMD) on independent accumulator chains
-// (templates/probe/mma_probe.hip). Until 2026-12-05 the roof of sm_90a was mma.sync's too, some
-// two thirds of wgmma's: the runs of earlier databases hold that figure (each run keeps the roof
-// it measured, and its rows are fractions of it).
+// in shared memory (templates/probe/wgmma_probe.hip); elsewhere mma.sync m16n8k16 (NVIDIA) or
+// MFMA 16x16x16 (AMD) on independent accumulator chains (templates/probe/mma_probe.hip). Until
+// 2026-12-05 the roof of sm_90a was mma.sync's too (622 to 641 TFLOP/s measured on the H100 and
+// H200, against the data sheet's 989 for wgmma), which the wgmma kernels could pass: the runs of
+// earlier databases hold that figure (each run keeps the roof it measured, and its rows are
+// fractions of it).
 #include <cstdint>
 #include <memory>
 #include <span>

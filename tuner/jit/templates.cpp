@@ -33,13 +33,19 @@ std::optional<std::string_view> include_operand(std::string_view line) {
   return i == std::string_view::npos ? std::string_view() : line.substr(i);
 }
 
-void render_into(std::string_view path, std::string& out, std::set<std::string>& done,
-                 std::vector<std::string>& stack) {
+std::string read_embedded(std::string_view path) {
+  for (const auto& t : embedded_templates())
+    if (t.path == path) return std::string(t.contents);
+  throw Error(fmt::format("template '{}' is not embedded in this binary", path));
+}
+
+void render_into(std::string_view path, std::string& out, std::set<std::string>& done, std::vector<std::string>& stack,
+                 bool embedded) {
   for (const auto& s : stack)
     if (s == path) throw Error(fmt::format("template include cycle through '{}'", path));
   if (!done.insert(std::string(path)).second) return;  // each header once, like #pragma once
   stack.emplace_back(path);
-  std::istringstream in(read_template(path));
+  std::istringstream in(embedded ? read_embedded(path) : read_template(path));
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (const auto operand = include_operand(line)) {
@@ -51,7 +57,7 @@ void render_into(std::string_view path, std::string& out, std::set<std::string>&
                                 path, number, line));
       if (opening == '"') {  // inlined: the compiler must find no file of its own
         try {
-          render_into(operand->substr(1, close - 1), out, done, stack);
+          render_into(operand->substr(1, close - 1), out, done, stack, embedded);
         } catch (const Error& e) {
           throw Error(fmt::format("{} (included by '{}' line {})", e.what(), path, number));
         }
@@ -64,6 +70,14 @@ void render_into(std::string_view path, std::string& out, std::set<std::string>&
     out += '\n';
   }
   stack.pop_back();
+}
+
+std::string render_tree(std::string_view path, bool embedded) {
+  std::string out;
+  std::set<std::string> done;
+  std::vector<std::string> stack;
+  render_into(path, out, done, stack, embedded);
+  return out;
 }
 }  // namespace
 
@@ -82,18 +96,12 @@ std::string read_template(std::string_view path) {
     ss << f.rdbuf();
     return ss.str();
   }
-  for (const auto& t : embedded_templates())
-    if (t.path == path) return std::string(t.contents);
-  throw Error(fmt::format("template '{}' is not embedded in this binary", path));
+  return read_embedded(path);
 }
 
-std::string render(std::string_view path) {
-  std::string out;
-  std::set<std::string> done;
-  std::vector<std::string> stack;
-  render_into(path, out, done, stack);
-  return out;
-}
+std::string render(std::string_view path) { return render_tree(path, /*embedded=*/false); }
+
+std::string render_embedded(std::string_view path) { return render_tree(path, /*embedded=*/true); }
 
 std::string template_hash(std::string_view path) {
   auto src = render(path);

@@ -18,6 +18,11 @@ std::string read_template(std::string_view path);
 // Throws Error on a missing include or an include cycle.
 std::string render(std::string_view path);
 
+// render(path) from the templates embedded in this binary, whatever --templates says: for ktune's
+// own instruments (the matrix-core probes), which must measure the same on both sides of an A/B of
+// template trees, and exist in a tree older than they are.
+std::string render_embedded(std::string_view path);
+
 // Hex xxh64 of render(path): changes whenever anything that reaches the compiler changes.
 std::string template_hash(std::string_view path);
 

@@ -301,6 +301,13 @@ void Sweep::start_worker_and_run() {
 }
 
 std::string Sweep::roofs() const {
+  // A resumed run's roof is the one it measured when it began, with whatever probe this ktune then
+  // had (sm_90a's was mma.sync's before wgmma's): the database does not name it, so neither is it
+  // named here.
+  if (run_.matrix_tflops > 0 && summary_.resumed)
+    return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core roof {:.0f} TFLOP/s (the run's, measured when it "
+                       "began)",
+                       run_.copy_gbps, run_.matrix_tflops);
   if (run_.matrix_tflops > 0)
     return fmt::format("copy bandwidth {:.0f} GB/s, {} {:.0f} TFLOP/s", run_.copy_gbps,
                        bench::matrix_roof_name(run_.arch), run_.matrix_tflops);
