@@ -208,7 +208,8 @@ std::string describe(const SQLite::Exception& e) {
                      e.what());
 }
 
-SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps) {
+SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps,
+                                 int* found_version) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)
@@ -226,12 +227,13 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
     if (access != Access::read_only && sqlite3_db_readonly(c.getHandle(), "main") == 1)
       throw Error(fmt::format("{}: SQLite can open it only read-only (file or file system not writable)", path));
     const int found = read_schema_version(c, path);
+    if (found_version) *found_version = found;
     refuse_newer(path, found, latest);
     if (access == Access::read_only) {
       if (found < latest)
-        throw Error(fmt::format("{}: schema version {} is older than {}; open it once for writing (e.g. `ktune gap "
-                                "add`, `ktune sweep`) to migrate it",
-                                path, found, latest));
+        throw Error(fmt::format("{}: schema version {} is older than {}; `ktune migrate --db {}` brings it to {} "
+                                "(which ktune builds before version {} cannot read)",
+                                path, found, latest, path, latest, latest));
       return c;
     }
     require_intact(c, path);

@@ -25,6 +25,8 @@ std::string describe(const SQLite::Exception& e);
 // the file to be at that version already. Throws Error naming the path and the cause for: a
 // missing file, a file that is not SQLite, a truncated or corrupt file, a newer schema, a
 // read-only file or directory when writing is needed. A rejected file is left byte-identical.
-SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps);
+// `found_version`, when given, receives the file's version before any migration.
+SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps,
+                                 int* found_version = nullptr);
 
 }  // namespace ktune::db

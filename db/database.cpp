@@ -19,8 +19,9 @@ namespace {
 
 constexpr std::string_view run_columns =
     "r.id, r.started_at, r.family, r.backend, r.device_name, r.arch, r.compute_units, r.driver_version, "
-    "r.compiler_version, r.template_hash, r.ktune_version, r.host, r.command, r.copy_gbps, r.matrix_tflops";
-constexpr int run_column_count = 15;
+    "r.compiler_version, r.template_hash, r.ktune_version, r.host, r.command, r.copy_gbps, r.matrix_tflops, "
+    "r.matrix_probe";
+constexpr int run_column_count = 16;
 // A fraction of a roof its run did not measure is none, whatever the row holds: earlier builds of
 // ktune (and other tools) stored 0 there.
 constexpr std::string_view measurement_columns =
@@ -56,6 +57,7 @@ Run read_run(SQLite::Statement& q, int i) {
   r.command = q.getColumn(i++).getString();
   r.copy_gbps = q.getColumn(i++).getDouble();
   r.matrix_tflops = q.getColumn(i++).getDouble();
+  r.matrix_probe = q.getColumn(i++).getString();
   return r;
 }
 
@@ -195,8 +197,8 @@ class SqliteDatabase final : public Database {
       SQLite::Statement q(c_,
                           "INSERT INTO runs (started_at, family, backend, device_name, arch, compute_units, "
                           "driver_version, compiler_version, template_hash, ktune_version, host, command, copy_gbps, "
-                          "matrix_tflops) VALUES (coalesce(nullif(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), "
-                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                          "matrix_tflops, matrix_probe) VALUES (coalesce(nullif(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), "
+                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       int i = 1;
       for (const auto* s : {&r.started_at, &r.family, &r.backend, &r.device_name, &r.arch}) q.bind(i++, *s);
       q.bind(i++, r.compute_units);
@@ -205,6 +207,7 @@ class SqliteDatabase final : public Database {
         q.bind(i++, *s);
       q.bind(i++, r.copy_gbps);
       q.bind(i++, r.matrix_tflops);
+      q.bind(i++, r.matrix_probe);
       q.exec();
       return c_.getLastInsertRowid();
     });
@@ -456,6 +459,12 @@ int Database::current_schema_version() noexcept { return migrations().back().ver
 std::unique_ptr<Database> Database::open(const std::string& path, bool create, bool read_only) {
   const auto access = read_only ? Access::read_only : create ? Access::create : Access::read_write;
   return std::make_unique<SqliteDatabase>(path, access);
+}
+
+int Database::migrate_file(const std::string& path) {
+  int found = 0;
+  open_connection(path, Access::read_write, migrations(), &found);
+  return found;
 }
 
 }  // namespace ktune::db

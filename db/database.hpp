@@ -32,6 +32,9 @@ struct Run {
   std::string command;         // the command line that started the run
   double copy_gbps = 0;        // copy bandwidth measured in this run (bytes read + written)
   double matrix_tflops = 0;    // matrix-core throughput measured in this run, 0 if not measured
+  // The instruction whose probe measured matrix_tflops ("wgmma m64n256k16 bf16"); empty where
+  // none was measured, and in runs recorded before schema version 2, which did not name it.
+  std::string matrix_probe;
 };
 
 enum class Status { ok, verify_failed, compile_error, fault, timeout, infeasible };
@@ -104,6 +107,9 @@ class Database {
   // read-only location when writing is needed. Never modifies a file it rejects.
   // A read-only open also refuses a file that would need migrating.
   static std::unique_ptr<Database> open(const std::string& path, bool create, bool read_only = false);
+  // Opens an existing `path` for writing, which migrates it to current_schema_version(), and
+  // closes it. Returns the version the file had. Throws like open.
+  static int migrate_file(const std::string& path);
   virtual ~Database() = default;
 
   virtual const std::string& path() const noexcept = 0;

@@ -11,10 +11,27 @@
 #include "db/schema_sql.hpp"
 
 namespace ktune::db {
+namespace {
+
+// A run's matrix roof is a fraction's denominator only with the instruction its probe issued: on
+// sm_90a the probe was mma.sync's until wgmma's (2026-12-05), and the two peaks differ by 1.5x.
+// Runs recorded before this step keep '' (not recorded); from it on, a run names the probe exactly
+// when it measured a roof.
+constexpr std::string_view matrix_probe_sql = R"sql(
+ALTER TABLE runs ADD COLUMN matrix_probe TEXT NOT NULL DEFAULT '';
+CREATE TRIGGER runs_name_their_matrix_probe BEFORE INSERT ON runs
+WHEN (NEW.matrix_probe = '') <> (NEW.matrix_tflops = 0)
+BEGIN
+  SELECT RAISE(ABORT, 'runs.matrix_probe must name the probe of a measured matrix_tflops, and only then');
+END;
+)sql";
+
+}  // namespace
 
 std::span<const Migration> migrations() noexcept {
   static const Migration steps[] = {
       {1, "runs, measurements, gaps, the winners view", schema_sql},
+      {2, "runs.matrix_probe", matrix_probe_sql},
   };
   return steps;
 }

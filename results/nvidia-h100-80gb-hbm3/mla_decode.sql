@@ -832,7 +832,7 @@ CREATE TABLE meta (
   schema_version INTEGER NOT NULL,
   created_by     TEXT NOT NULL
 );
-INSERT INTO "meta" VALUES(1,1,'ktune 0.1.0');
+INSERT INTO "meta" VALUES(1,2,'ktune 0.1.0');
 CREATE TABLE runs (
   id               INTEGER PRIMARY KEY,
   started_at       TEXT NOT NULL,
@@ -848,12 +848,12 @@ CREATE TABLE runs (
   host             TEXT NOT NULL,
   command          TEXT NOT NULL,
   copy_gbps        REAL NOT NULL CHECK (copy_gbps >= 0),
-  matrix_tflops    REAL NOT NULL CHECK (matrix_tflops >= 0),
+  matrix_tflops    REAL NOT NULL CHECK (matrix_tflops >= 0), matrix_probe TEXT NOT NULL DEFAULT '',
   -- Target of measurements' (run_id, family) foreign key: a measurement cannot name a family
   -- other than its run's.
   UNIQUE (id, family)
 );
-INSERT INTO "runs" VALUES(1,'2026-12-05T10:30:21Z','mla_decode','cuda','NVIDIA H100 80GB HBM3','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','7e2ee4ac3a021caf','0.1.0','vm','/work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.e2XBZfysel/mla_decode.db --budget 70 --timeout 20',2.89162636491761168e+03,6.38418086150140652e+02);
+INSERT INTO "runs" VALUES(1,'2026-12-05T10:30:21Z','mla_decode','cuda','NVIDIA H100 80GB HBM3','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','7e2ee4ac3a021caf','0.1.0','vm','/work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.e2XBZfysel/mla_decode.db --budget 70 --timeout 20',2.89162636491761168e+03,6.38418086150140652e+02,'mma.sync m16n8k16 bf16');
 CREATE INDEX runs_by_validators ON runs (family, backend, device_name, arch, template_hash);
 CREATE INDEX measurements_by_run_key ON measurements (run_id, key, config);
 CREATE INDEX measurements_by_family_key ON measurements (family, key);
@@ -867,4 +867,9 @@ FROM (
 ) AS ranked
 JOIN runs ON runs.id = ranked.run_id
 WHERE ranked.rank_in_key = 1;
+CREATE TRIGGER runs_name_their_matrix_probe BEFORE INSERT ON runs
+WHEN (NEW.matrix_probe = '') <> (NEW.matrix_tflops = 0)
+BEGIN
+  SELECT RAISE(ABORT, 'runs.matrix_probe must name the probe of a measured matrix_tflops, and only then');
+END;
 COMMIT;

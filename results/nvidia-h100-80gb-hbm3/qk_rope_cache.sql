@@ -512,7 +512,7 @@ CREATE TABLE meta (
   schema_version INTEGER NOT NULL,
   created_by     TEXT NOT NULL
 );
-INSERT INTO "meta" VALUES(1,1,'ktune 0.1.0');
+INSERT INTO "meta" VALUES(1,2,'ktune 0.1.0');
 CREATE TABLE runs (
   id               INTEGER PRIMARY KEY,
   started_at       TEXT NOT NULL,
@@ -528,12 +528,12 @@ CREATE TABLE runs (
   host             TEXT NOT NULL,
   command          TEXT NOT NULL,
   copy_gbps        REAL NOT NULL CHECK (copy_gbps >= 0),
-  matrix_tflops    REAL NOT NULL CHECK (matrix_tflops >= 0),
+  matrix_tflops    REAL NOT NULL CHECK (matrix_tflops >= 0), matrix_probe TEXT NOT NULL DEFAULT '',
   -- Target of measurements' (run_id, family) foreign key: a measurement cannot name a family
   -- other than its run's.
   UNIQUE (id, family)
 );
-INSERT INTO "runs" VALUES(1,'2026-12-05T10:30:41Z','qk_rope_cache','cuda','NVIDIA H100 80GB HBM3','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','4ddbcfecaecfad08','0.1.0','vm','/work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.zXnnTNDglZ/qk_rope_cache.db --budget 70 --timeout 20',2.8701079838677474e+03,631.838086516511);
+INSERT INTO "runs" VALUES(1,'2026-12-05T10:30:41Z','qk_rope_cache','cuda','NVIDIA H100 80GB HBM3','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','4ddbcfecaecfad08','0.1.0','vm','/work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.zXnnTNDglZ/qk_rope_cache.db --budget 70 --timeout 20',2.8701079838677474e+03,631.838086516511,'mma.sync m16n8k16 bf16');
 CREATE INDEX runs_by_validators ON runs (family, backend, device_name, arch, template_hash);
 CREATE INDEX measurements_by_run_key ON measurements (run_id, key, config);
 CREATE INDEX measurements_by_family_key ON measurements (family, key);
@@ -547,4 +547,9 @@ FROM (
 ) AS ranked
 JOIN runs ON runs.id = ranked.run_id
 WHERE ranked.rank_in_key = 1;
+CREATE TRIGGER runs_name_their_matrix_probe BEFORE INSERT ON runs
+WHEN (NEW.matrix_probe = '') <> (NEW.matrix_tflops = 0)
+BEGIN
+  SELECT RAISE(ABORT, 'runs.matrix_probe must name the probe of a measured matrix_tflops, and only then');
+END;
 COMMIT;

@@ -287,5 +287,52 @@ TEST(DbCli, QueryOfAFileThatIsNotADatabaseFailsCleanly) {
   EXPECT_EQ(test::fingerprint(path), before);
 }
 
+// A file of an older schema: the read-only verbs refuse it untouched and name `ktune migrate`,
+// which brings it to today's version once, keeping its rows; a roof measured before version 2
+// reads as not recorded.
+TEST(DbCli, MigrateBringsAnOlderFileToTheVersionTheReadersNeed) {
+  test::TempDir dir;
+  const auto path = dir.file("v1.db");
+  test::write_v1_by_hand(path);
+  const auto before = test::fingerprint(path);
+  const auto refused = run_ktune_args({"query", "--db", path});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_THAT(refused.err, AllOf(HasSubstr("schema version 1 is older than"), HasSubstr("ktune migrate --db " + path)));
+  EXPECT_EQ(test::fingerprint(path), before);
+
+  const auto migrated = run_ktune_args({"migrate", "--db", path});
+  ASSERT_EQ(migrated.status, 0) << migrated.err;
+  EXPECT_THAT(migrated.out, AllOf(HasSubstr(fmt::format("schema version 1 -> {}", Database::current_schema_version())),
+                                  HasSubstr("2: runs.matrix_probe")));
+  const auto o = run_ktune_args({"query", "--db", path, "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 2u) << o.out;
+  EXPECT_TRUE(rows[0]["matrix_probe"].is_null()) << "run 7 measured no roof";
+  EXPECT_EQ(rows[1]["matrix_probe"], "not recorded (a run before schema version 2)");
+
+  const auto again = run_ktune_args({"migrate", "--db", path});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already; nothing changed"));
+  EXPECT_NE(run_ktune_args({"migrate", "--db", dir.file("absent.db")}).status, 0);
+}
+
+TEST(DbCli, QueryNamesTheProbeOfEachRowsMatrixRoof) {
+  test::TempDir dir;
+  const auto path = dir.file("ktune.db");
+  {
+    auto db = Database::open(path, true);
+    auto with_roof = test::sample_run();
+    with_roof.matrix_tflops = 900;
+    with_roof.matrix_probe = "wgmma m64n256k16 bf16";
+    db->record(test::timed(db->begin_run(with_roof), test::key(16), test::config(64), 12.5));
+  }
+  const auto o = run_ktune_args({"query", "--db", path, "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 1u) << o.out;
+  EXPECT_EQ(rows[0]["matrix_probe"], "wgmma m64n256k16 bf16");
+}
+
 }  // namespace
 }  // namespace ktune::db

@@ -26,19 +26,6 @@ int64_t count(SQLite::Database& c, const std::string& table) {
   return q.getColumn(0).getInt64();
 }
 
-// A version 1 file made without Database::open: the v1 schema, its meta row, one run and one
-// measurement inserted with plain SQL.
-void write_v1_by_hand(const std::string& path) {
-  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  raw.exec(std::string(schema_sql));
-  raw.exec(
-      "INSERT INTO meta VALUES (1, 1, 'ktune 0.1.0');"
-      "INSERT INTO runs VALUES (7, '2025-01-01T00:00:00Z', 'mla_decode', 'hip', 'AMD Instinct MI300X', 'gfx942', 304,"
-      " '6.3', 'hiprtc 6.3', 'cafe', '0.1.0', 'node1', 'ktune sweep', 4000, 0);"
-      "INSERT INTO measurements (run_id, family, key, config, shape, status, median_us, p10_us, p90_us, samples,"
-      " detail) VALUES (7, 'mla_decode', 'heads=16,block_len=2', 'rows=64', 'ctx=4096', 'ok', 12, 11, 13, 40, '');");
-}
-
 // ktune's steps followed by `extra`, as a later ktune would have them.
 std::vector<Migration> steps_plus(std::initializer_list<Migration> extra) {
   std::vector<Migration> steps(migrations().begin(), migrations().end());
@@ -73,12 +60,12 @@ TEST(DbMigration, EmptyFileIsVersionZeroAndMigrates) {
 TEST(DbMigration, HandBuiltOlderFileMigratesKeepingItsRows) {
   test::TempDir dir;
   const auto path = dir.file("v1.db");
-  write_v1_by_hand(path);
+  test::write_v1_by_hand(path);
   const auto steps = steps_plus({add_note_column});
 
   auto c = open_connection(path, Access::read_write, steps);
   EXPECT_EQ(read_schema_version(c, path), add_note_column.version);
-  EXPECT_EQ(count(c, "measurements"), 1);
+  EXPECT_EQ(count(c, "measurements"), 2);
   SQLite::Statement q(c, "SELECT id, device_name, note FROM runs");
   ASSERT_TRUE(q.executeStep());
   EXPECT_EQ(q.getColumn(0).getInt64(), 7);
@@ -92,7 +79,8 @@ TEST(DbMigration, HandBuiltOlderFileMigratesKeepingItsRows) {
 TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
   test::TempDir dir;
   const auto path = dir.file("v1.db");
-  write_v1_by_hand(path);
+  test::write_v1_by_hand(path);
+  open_connection(path, Access::read_write, migrations());  // the runs table of today's version
   std::string create, drop_views, create_views;  // (the views name runs: dropped and made again)
   {
     SQLite::Database raw(path, SQLite::OPEN_READONLY);
@@ -111,14 +99,36 @@ TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
   const Migration rebuild_runs = {Database::current_schema_version() + 1, "runs rebuilt", rebuild};
   auto c = open_connection(path, Access::read_write, steps_plus({rebuild_runs}));
   EXPECT_EQ(read_schema_version(c, path), rebuild_runs.version);
-  EXPECT_EQ(count(c, "runs"), 1);
-  EXPECT_EQ(count(c, "measurements"), 1) << "the drop of the old runs cascaded";
+  EXPECT_EQ(count(c, "runs"), 2);
+  EXPECT_EQ(count(c, "measurements"), 2) << "the drop of the old runs cascaded";
+}
+
+// Version 2 names the probe of each run's matrix roof: a version 1 run keeps its roof with no name
+// (it was not recorded), and from then on a roof must come with its probe's name.
+TEST(DbMigration, Version1RunsKeepTheirRoofsWithTheProbeNotRecorded) {
+  test::TempDir dir;
+  const auto path = dir.file("v1.db");
+  test::write_v1_by_hand(path);
+  EXPECT_EQ(Database::migrate_file(path), 1);
+  auto db = Database::open(path, false, /*read_only=*/true);
+  EXPECT_EQ(db->schema_version(), Database::current_schema_version());
+  const auto runs = db->runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_DOUBLE_EQ(runs[1].matrix_tflops, 631.8);
+  EXPECT_EQ(runs[1].matrix_probe, "") << "not recorded, and not guessed";
+  EXPECT_EQ(runs[0].matrix_probe, "");
+  db.reset();
+  auto writer = Database::open(path, false);
+  auto unnamed = test::sample_run();
+  unnamed.matrix_tflops = 640;
+  EXPECT_THROW(writer->begin_run(unnamed), Error);
+  EXPECT_EQ(Database::migrate_file(path), 2) << "at the current version: nothing to do";
 }
 
 TEST(DbMigration, FileMigratedByANewerKtuneIsRefusedByThisOne) {
   test::TempDir dir;
   const auto path = dir.file("v2.db");
-  write_v1_by_hand(path);
+  test::write_v1_by_hand(path);
   open_connection(path, Access::read_write, steps_plus({add_note_column}));
   EXPECT_THAT(test::open_error(path, false, false),
               AllOf(HasSubstr(path), HasSubstr(fmt::format("schema version {}", add_note_column.version)),
@@ -128,13 +138,13 @@ TEST(DbMigration, FileMigratedByANewerKtuneIsRefusedByThisOne) {
 TEST(DbMigration, ReadOnlyOpenDoesNotMigrate) {
   test::TempDir dir;
   const auto path = dir.file("v1.db");
-  write_v1_by_hand(path);
+  test::write_v1_by_hand(path);
   const auto before = test::fingerprint(path);
   try {
     open_connection(path, Access::read_only, steps_plus({add_note_column}));
     ADD_FAILURE() << "a read-only open accepted a file that needs migrating";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr(path), HasSubstr("older than")));
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(path), HasSubstr("older than"), HasSubstr("ktune migrate --db " + path)));
   }
   EXPECT_EQ(test::fingerprint(path), before);
 }
@@ -142,7 +152,7 @@ TEST(DbMigration, ReadOnlyOpenDoesNotMigrate) {
 TEST(DbMigration, FailingStepLeavesTheFileByteIdentical) {
   test::TempDir dir;
   const auto path = dir.file("v1.db");
-  write_v1_by_hand(path);
+  test::write_v1_by_hand(path);
   const auto before = test::fingerprint(path);
   const Migration broken = {add_note_column.version + 1, "a clashing table", "CREATE TABLE runs (x);"};
   try {
@@ -154,8 +164,8 @@ TEST(DbMigration, FailingStepLeavesTheFileByteIdentical) {
                                 HasSubstr("the file is unchanged")));
   }
   EXPECT_EQ(test::fingerprint(path), before);
-  auto db = Database::open(path, false, true);  // still a version 1 file with its rows
-  EXPECT_EQ(db->measurements().size(), 1u);
+  auto c = open_connection(path, Access::read_only, migrations().first(1));  // still version 1, with its rows
+  EXPECT_EQ(count(c, "measurements"), 2);
 }
 
 TEST(DbMigration, ConcurrentFirstOpensMigrateOnce) {

@@ -59,6 +59,7 @@ TEST_F(DbRecords, RunRoundTripsWithEveryField) {
   auto r = test::sample_run();
   r.started_at = "2025-06-01T12:00:00Z";
   r.matrix_tflops = 900.5;
+  r.matrix_probe = "wgmma m64n256k16 bf16";
   r.id = db->begin_run(r);
   const auto back = db->run(r.id);
   EXPECT_EQ(back.id, r.id);
@@ -69,10 +70,26 @@ TEST_F(DbRecords, RunRoundTripsWithEveryField) {
   EXPECT_EQ(back.compute_units, 132);
   EXPECT_EQ(back.copy_gbps, 4100);
   EXPECT_EQ(back.matrix_tflops, 900.5);
+  EXPECT_EQ(back.matrix_probe, "wgmma m64n256k16 bf16");
 
   const auto now = db->run(db->begin_run(test::sample_run()));
   EXPECT_THAT(now.started_at, ::testing::MatchesRegex("20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9:]+Z"));
   EXPECT_THAT(error_of([&] { db->run(999); }), AllOf(HasSubstr(path), HasSubstr("no run 999")));
+}
+
+// A roof's fractions mean something only with the probe that measured it: a run names one exactly
+// when it measured a roof, and a refused run leaves no row.
+TEST_F(DbRecords, ARunNamesItsMatrixProbeExactlyWhenItMeasuredARoof) {
+  auto unnamed = test::sample_run();
+  unnamed.matrix_tflops = 640;
+  EXPECT_THAT(error_of([&] { db->begin_run(unnamed); }), AllOf(HasSubstr(path), HasSubstr("matrix_probe")));
+  auto named_without_roof = test::sample_run();
+  named_without_roof.matrix_probe = "mma.sync m16n8k16 bf16";
+  EXPECT_THAT(error_of([&] { db->begin_run(named_without_roof); }), HasSubstr("matrix_probe"));
+  EXPECT_TRUE(db->runs().empty());
+  unnamed.matrix_probe = named_without_roof.matrix_probe;
+  EXPECT_EQ(db->run(db->begin_run(unnamed)).matrix_probe, "mma.sync m16n8k16 bf16");
+  EXPECT_EQ(db->run(db->begin_run(test::sample_run())).matrix_probe, "") << "no roof, no probe";
 }
 
 TEST_F(DbRecords, RunsFilterByEveryField) {
@@ -136,6 +153,7 @@ TEST_F(DbRecords, CompatibleRunsShareEveryValidator) {
 TEST_F(DbRecords, MeasurementRoundTripsWithEveryField) {
   auto with_roofs = test::sample_run();
   with_roofs.matrix_tflops = 500;
+  with_roofs.matrix_probe = "mma.sync m16n8k16 bf16";
   const auto run = db->begin_run(with_roofs);
   auto m = test::timed(run, test::key(16), test::config(64), 12.5);
   m.frac_matrix = 0.25;

@@ -1,6 +1,6 @@
 #pragma once
-// Shared pieces of the db tests: temporary directories, file fingerprints, sample rows, and a
-// child process without the privilege to write other users' files.
+// Shared pieces of the db tests: temporary directories, file fingerprints, sample rows, a file of
+// schema version 1, and a child process without the privilege to write other users' files.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,8 +21,11 @@
 #endif
 #include <xxhash.h>
 
+#include <SQLiteCpp/Database.h>
+
 #include "common/error.hpp"
 #include "db/database.hpp"
+#include "db/schema_sql.hpp"
 #include "support/temp_dir.hpp"
 
 namespace ktune::db::test {
@@ -43,6 +46,22 @@ inline void write_file(const std::string& path, std::string_view bytes) {
 inline std::string fingerprint(const std::string& path) {
   const auto bytes = read_file(path);
   return fmt::format("{} bytes, xxh64 {:016x}", bytes.size(), XXH64(bytes.data(), bytes.size(), 0));
+}
+
+// A version 1 file made without Database::open: the v1 schema, its meta row, two runs (one with a
+// matrix roof) and a measurement of each, inserted with plain SQL.
+inline void write_v1_by_hand(const std::string& path) {
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(std::string(schema_sql));
+  raw.exec(
+      "INSERT INTO meta VALUES (1, 1, 'ktune 0.1.0');"
+      "INSERT INTO runs VALUES (7, '2025-01-01T00:00:00Z', 'mla_decode', 'hip', 'AMD Instinct MI300X', 'gfx942', 304,"
+      " '6.3', 'hiprtc 6.3', 'cafe', '0.1.0', 'node1', 'ktune sweep', 4000, 0);"
+      "INSERT INTO runs VALUES (8, '2025-01-02T00:00:00Z', 'mla_decode', 'cuda', 'NVIDIA H200', 'sm_90a', 132,"
+      " '13.0', 'nvrtc 13.0', 'cafe', '0.1.0', 'node2', 'ktune sweep', 4000, 631.8);"
+      "INSERT INTO measurements (run_id, family, key, config, shape, status, median_us, p10_us, p90_us, samples,"
+      " detail) VALUES (7, 'mla_decode', 'heads=16,block_len=2', 'rows=64', 'ctx=4096', 'ok', 12, 11, 13, 40, ''),"
+      " (8, 'mla_decode', 'heads=16,block_len=1', 'rows=64', 'ctx=4096', 'ok', 20, 19, 21, 40, '');");
 }
 
 inline Run sample_run(std::string family = "mla_decode", std::string device = "NVIDIA H200",

@@ -253,6 +253,7 @@ TEST(MatrixProbeMeasure, ATemplateTreeWithoutTheProbesStillHasTheRoof) {
   const MatrixRoof r = try_measure_matrix_tflops(compiler, dev);
   EXPECT_EQ(r.error, "");
   EXPECT_NEAR(r.tflops, 912, 912 * 1e-4);
+  EXPECT_EQ(r.instruction, "wgmma m64n256k16 bf16") << "the probe that ran, which a sweep's run records";
 }
 
 TEST(MatrixProbeMeasure, ADeviceThatSkipsInstructionsReportsNoRate) {
@@ -267,6 +268,7 @@ TEST(MatrixProbeMeasure, ADeviceThatSkipsInstructionsReportsNoRate) {
   }
   const MatrixRoof roof = try_measure_matrix_tflops(compiler, dev);
   EXPECT_EQ(roof.tflops, 0) << "not measured, not invented";
+  EXPECT_EQ(roof.instruction, "") << "and no probe named for it";
   EXPECT_NE(roof.error.find("wgmma m64n256k16 bf16"), std::string::npos) << roof.error;
 }
 

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <SQLiteCpp/Database.h>
 
 #include "db/database.hpp"
 #include "sweep/filter.hpp"
@@ -29,7 +30,7 @@ result() {  # status median fully_timed detail [samples [stop]]; the worker's re
 while IFS= read -r line; do
   echo "$line" >> "$log"
   case "$line" in
-    *'"op":"hello"'*) echo '{"ready":true,"device":{"name":"Toy GPU","arch":"sm_90a"},"copy_gbps":1000.0,"matrix_tflops":0.4}' ;;
+    *'"op":"hello"'*) echo '{"ready":true,"device":{"name":"Toy GPU","arch":"sm_90a"},"copy_gbps":1000.0,"matrix_tflops":0.4,"matrix_probe":"toy mma m8n8k4"}' ;;
     *'"op":"exit"'*) exit 0 ;;
     *'"key":"heads=4,'*) result verify_failed 0 false "element 3 differs" ;;
     *'"config":"rows=32,'*'kv_dtype=1"'*) result ok 5 true "" ;;
@@ -96,6 +97,7 @@ TEST_F(SweepRunner, RecordsEveryOutcomeAndGoesOn) {
   EXPECT_EQ(runs[0].id, s.run_id);
   EXPECT_DOUBLE_EQ(runs[0].copy_gbps, 1000.0) << "the bandwidth the worker measured is the run's";
   EXPECT_DOUBLE_EQ(runs[0].matrix_tflops, 0.4) << "so is the matrix-core throughput";
+  EXPECT_EQ(runs[0].matrix_probe, "toy mma m8n8k4") << "and the probe that measured it";
   // Measured once per run: the workers started after the crash and the timeout measure nothing.
   const auto hellos = requested("hello");
   ASSERT_EQ(hellos.size(), 4u);
@@ -378,14 +380,14 @@ TEST(SweepRunnerRoofs, AResumeWhereTheCopyRoofMovedSaysSo) {
   EXPECT_EQ(sweep_with(kWorker, "second-host", {16, 160, 176}).roof_warning, "") << "the twin: the run's roof";
 }
 
-// A fresh run names its matrix-core roof by the probe this ktune runs on the arch; a resumed one
-// keeps the roof it measured when it began, with whatever probe that ktune had (sm_90a's was
-// mma.sync's before wgmma's), so the sweep gives its figure without a name.
-TEST(SweepRunnerRoofs, AResumedRunsMatrixRoofIsNotNamedByTodaysProbe) {
+// A run names its matrix-core roof by the probe that measured it, as the worker said and the run
+// recorded; a resumed run keeps its roof and that name, whatever probe today's worker has (sm_90a's
+// was mma.sync's before wgmma's); a run recorded before schema version 2 says it has no name.
+TEST(SweepRunnerRoofs, ARunsMatrixRoofIsNamedByTheProbeItRecorded) {
   testing::TempDir dir;
   const auto db = db::Database::open(dir.path() + "/t.db", true);
-  auto run_line = [&](std::vector<int64_t> rows) {
-    testing::ToySweep toy(kWorker);
+  auto run_line = [&](std::string worker, std::vector<int64_t> rows) {
+    testing::ToySweep toy(worker.c_str());
     toy.options.resume = true;
     toy.options.progress = Progress::Mode::lines;
     ::testing::internal::CaptureStderr();
@@ -394,13 +396,44 @@ TEST(SweepRunnerRoofs, AResumedRunsMatrixRoofIsNotNamedByTodaysProbe) {
     const size_t at = err.find("run 1");
     return at == std::string::npos ? err : err.substr(at, err.find('\n', at) - at);
   };
-  const std::string fresh = run_line({16});
-  EXPECT_NE(fresh.find("wgmma m64n256k16 bf16 peak 0 TFLOP/s"), std::string::npos) << fresh;
-  const std::string resumed = run_line({16, 160});
+  const std::string fresh = run_line(kWorker, {16});
+  EXPECT_NE(fresh.find("toy mma m8n8k4 peak 0 TFLOP/s"), std::string::npos) << fresh;
+  EXPECT_EQ(db->runs().at(0).matrix_probe, "toy mma m8n8k4");
+
+  std::string today = kWorker;
+  const std::string probe = "toy mma m8n8k4";
+  today.replace(today.find(probe), probe.size(), "toy wgmma m64n8k16");
+  const std::string resumed = run_line(today, {16, 160});
   EXPECT_NE(resumed.find("run 1 (resumed)"), std::string::npos) << resumed;
-  EXPECT_NE(resumed.find("matrix-core roof 0 TFLOP/s (the run's, measured when it began)"), std::string::npos)
+  EXPECT_NE(resumed.find("matrix-core roof 0 TFLOP/s (the run's, measured when it began, by toy mma m8n8k4)"),
+            std::string::npos)
       << resumed;
   EXPECT_EQ(resumed.find("wgmma"), std::string::npos) << resumed;
+
+  SQLite::Database raw(dir.path() + "/t.db", SQLite::OPEN_READWRITE);
+  raw.exec("UPDATE runs SET matrix_probe = ''");  // as migrated from version 1
+  const std::string unnamed = run_line(today, {16, 160, 176});
+  EXPECT_NE(unnamed.find("(the run's, measured when it began, by a probe it did not record: a run before schema "
+                         "version 2)"),
+            std::string::npos)
+      << unnamed;
+}
+
+// A worker that measured a roof must say with which probe: a run never records an unnamed roof.
+TEST(SweepRunnerRoofs, ARoofWithoutItsProbesNameIsRefused) {
+  std::string worker = kWorker;
+  const std::string named = ",\"matrix_probe\":\"toy mma m8n8k4\"";
+  worker.erase(worker.find(named), named.size());
+  testing::ToySweep toy(worker.c_str());
+  toy.options.worker_command.push_back(toy.tmp.path() + "/requests.log");
+  const auto db = db::Database::open(toy.tmp.path() + "/t.db", true);
+  try {
+    toy.run(*db, toy.space({32}, {16}, {1}), toy.options);
+    FAIL() << "an unnamed roof was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("without naming its probe"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(db->runs().empty());
 }
 
 // A fresh run killed after its first result, then resumed: the run it continues is the killed

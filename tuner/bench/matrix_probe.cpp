@@ -137,27 +137,34 @@ Stats MatrixProbe::time(int iterations, const TimingPolicy& policy) {
   return measure(ctx_, [&](int) { launch(l, *operands, *dst); }, 1, policy);
 }
 
-double measure_matrix_tflops(const backend::Backend& compiler, backend::Context& ctx, const TimingPolicy& policy) {
+namespace {
+MatrixRoof measure_roof(const backend::Backend& compiler, backend::Context& ctx, const TimingPolicy& policy) {
   MatrixProbe probe(compiler, ctx);
   probe.verify();
   const Stats stats = probe.time(kMatrixProbeIterations, policy);
   if (!(stats.median_us > 0))
     throw Error("matrix-core probe: the device timed the probe at zero microseconds");
-  return rates_of(0, matrix_probe_flops(probe.launch_of(kMatrixProbeIterations), probe.instruction()),
-                  stats.median_us, 0, 0)
-      .tflops;
+  const double tflops = rates_of(0, matrix_probe_flops(probe.launch_of(kMatrixProbeIterations), probe.instruction()),
+                                 stats.median_us, 0, 0)
+                            .tflops;
+  return {tflops, std::string(probe.instruction().name), {}};
+}
+}  // namespace
+
+double measure_matrix_tflops(const backend::Backend& compiler, backend::Context& ctx, const TimingPolicy& policy) {
+  return measure_roof(compiler, ctx, policy).tflops;
 }
 
 MatrixRoof try_measure_matrix_tflops(const backend::Backend& compiler, backend::Context& ctx,
                                      const TimingPolicy& policy) {
   try {
-    return {measure_matrix_tflops(compiler, ctx, policy), {}};
+    return measure_roof(compiler, ctx, policy);
   } catch (const DeviceFault&) {
     throw;
   } catch (const CompileError& e) {
-    return {0, fmt::format("the probe does not compile for {}: {}\n{}", ctx.info().arch, e.what(), e.log())};
+    return {0, {}, fmt::format("the probe does not compile for {}: {}\n{}", ctx.info().arch, e.what(), e.log())};
   } catch (const Error& e) {
-    return {0, e.what()};
+    return {0, {}, e.what()};
   }
 }
 

@@ -5,8 +5,9 @@
 //
 //   {"op":"hello","copy_gbps":bool,"matrix_tflops":bool}
 //                                    -> {"ready":true,"device":{...},"driver":..,"copy_gbps":x,
-//                                        "matrix_tflops":y[,"matrix_error":".."]} (0: not asked
-//                                       for, or not measured: matrix_error says why)
+//                                        "matrix_tflops":y[,"matrix_probe":".."][,"matrix_error":".."]}
+//                                       (y 0: not asked for, or not measured: matrix_error says
+//                                       why; matrix_probe names the instruction of a measured y)
 //                                       or {"ready":false,"error":".."}; a worker started
 //                                       without a device (a compile worker) answers {"ready":true}
 //   {"op":"run",...RunRequest...}    -> RunResult

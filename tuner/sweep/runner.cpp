@@ -294,6 +294,11 @@ void Sweep::start_worker_and_run() {
   if (measure) {
     run_.copy_gbps = hello.value("copy_gbps", 0.0);
     run_.matrix_tflops = hello.value("matrix_tflops", 0.0);
+    run_.matrix_probe = run_.matrix_tflops > 0 ? hello.value("matrix_probe", "") : "";
+    if (run_.matrix_tflops > 0 && run_.matrix_probe.empty())
+      throw Error(fmt::format("the worker measured a matrix-core roof of {:.0f} TFLOP/s without naming its probe "
+                              "(matrix_probe): a worker of another ktune build? nothing was recorded",
+                              run_.matrix_tflops));
     matrix_error_ = hello.value("matrix_error", "");
     run_.id = db_.begin_run(run_);
   }
@@ -301,16 +306,17 @@ void Sweep::start_worker_and_run() {
 }
 
 std::string Sweep::roofs() const {
-  // A resumed run's roof is the one it measured when it began, with whatever probe this ktune then
-  // had (sm_90a's was mma.sync's before wgmma's): the database does not name it, so neither is it
-  // named here.
+  // A resumed run's roof is the one it measured when it began, with whatever probe ktune then had
+  // (sm_90a's was mma.sync's before wgmma's): named as the run recorded it, never by today's probe.
   if (run_.matrix_tflops > 0 && summary_.resumed)
     return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core roof {:.0f} TFLOP/s (the run's, measured when it "
-                       "began)",
-                       run_.copy_gbps, run_.matrix_tflops);
+                       "began, {})",
+                       run_.copy_gbps, run_.matrix_tflops,
+                       run_.matrix_probe.empty() ? "by a probe it did not record: a run before schema version 2"
+                                                 : "by " + run_.matrix_probe);
   if (run_.matrix_tflops > 0)
-    return fmt::format("copy bandwidth {:.0f} GB/s, {} {:.0f} TFLOP/s", run_.copy_gbps,
-                       bench::matrix_roof_name(run_.arch), run_.matrix_tflops);
+    return fmt::format("copy bandwidth {:.0f} GB/s, {} peak {:.0f} TFLOP/s", run_.copy_gbps, run_.matrix_probe,
+                       run_.matrix_tflops);
   return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core throughput not measured{} (frac_matrix is NULL)",
                      run_.copy_gbps, matrix_error_.empty() ? "" : ": " + matrix_error_);
 }

@@ -211,6 +211,7 @@ json hello(const WorkerSetup& setup, const json& req, std::unique_ptr<backend::C
   if (req.value("matrix_tflops", false)) {
     const auto roof = bench::try_measure_matrix_tflops(b, *ctx);
     reply["matrix_tflops"] = roof.tflops;
+    if (!roof.instruction.empty()) reply["matrix_probe"] = roof.instruction;
     if (!roof.error.empty()) reply["matrix_error"] = roof.error;
   }
   return reply;
