@@ -17,7 +17,7 @@ void run_migrate(const std::string& path) {
   const int found = db::Database::migrate_file(path);
   if (globals().quiet) return;
   if (found == latest) {
-    fmt::print("{}: at schema version {} already; nothing changed\n", path, latest);
+    fmt::print("{}: at schema version {} already; no migration needed\n", path, latest);
     return;
   }
   fmt::print("{}: schema version {} -> {}\n", path, found, latest);

@@ -45,9 +45,7 @@ Record measurement_record(const db::Measurement& m, const db::Run& run, bool bri
   if (!brief) {
     r["frac_matrix"] = fraction(m.frac_matrix);
     // frac_matrix's denominator: which probe measured it (runs before schema version 2 did not say).
-    r["matrix_probe"] = run.matrix_tflops <= 0          ? Record(nullptr)
-                        : run.matrix_probe.empty() ? Record("not recorded (a run before schema version 2)")
-                                                   : Record(run.matrix_probe);
+    r["matrix_probe"] = run.matrix_tflops > 0 ? Record(db::matrix_probe_of(run)) : Record(nullptr);
     r["max_abs_err"] = number(m.max_abs_err);
     r["rel_l2_err"] = number(m.rel_l2_err);
     r["measured_at"] = m.measured_at;

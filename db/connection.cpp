@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cctype>
@@ -38,6 +39,19 @@ std::string printable(const unsigned char* p, size_t n) {
   std::string s;
   for (size_t i = 0; i < n; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? char(p[i]) : '.';
   return s;
+}
+
+// `path` as one word of a POSIX shell command line: as it is where nothing in it is special to the
+// shell, else in single quotes (each ' written as '\'').
+std::string shell_word(const std::string& path) {
+  const bool plain = !path.empty() && std::all_of(path.begin(), path.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           std::string_view("/._-+,:@%=").find(ch) != std::string_view::npos;
+  });
+  if (plain) return path;
+  std::string quoted = "'";
+  for (char ch : path) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
 }
 
 // The file's size and its first 100 bytes, read without any SQLite lock.
@@ -230,17 +244,21 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
     if (found_version) *found_version = found;
     refuse_newer(path, found, latest);
     if (access == Access::read_only) {
+      if (found == 0) throw Error(fmt::format("{}: an empty database, without ktune's tables: nothing to read", path));
       if (found < latest)
-        throw Error(fmt::format("{}: schema version {} is older than {}; `ktune migrate --db {}` brings it to {} "
-                                "(which ktune builds before version {} cannot read)",
-                                path, found, latest, path, latest, latest));
+        throw Error(fmt::format("{}: schema version {} is older than {}, the one this ktune reads; `ktune migrate --db "
+                                "{}` migrates it (ktune builds that know only version {} cannot read it afterwards)",
+                                path, found, latest, shell_word(path), found));
       return c;
     }
     require_intact(c, path);
     // Migrate before switching to WAL: a failed migration then leaves the file byte-identical.
     // And before switching foreign keys on (which no transaction can do), so that a step that
     // rebuilds a table (create, copy, drop the old one) drops no row that refers to it.
-    if (found < latest) migrate(c, path, steps);
+    if (found < latest) {
+      const int migrated_from = migrate(c, path, steps);
+      if (found_version) *found_version = migrated_from;
+    }
     c.exec("PRAGMA foreign_keys = ON");
     enter_wal(c);
     c.exec("PRAGMA synchronous = NORMAL");  // durable at each checkpoint; WAL keeps it consistent

@@ -25,7 +25,8 @@ std::string describe(const SQLite::Exception& e);
 // the file to be at that version already. Throws Error naming the path and the cause for: a
 // missing file, a file that is not SQLite, a truncated or corrupt file, a newer schema, a
 // read-only file or directory when writing is needed. A rejected file is left byte-identical.
-// `found_version`, when given, receives the file's version before any migration.
+// `found_version`, when given, receives the file's version before this open's migration (read
+// under the write lock: the version it migrated from, or the latest where another process did).
 SQLite::Database open_connection(const std::string& path, Access access, std::span<const Migration> steps,
                                  int* found_version = nullptr);
 

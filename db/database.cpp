@@ -197,7 +197,8 @@ class SqliteDatabase final : public Database {
       SQLite::Statement q(c_,
                           "INSERT INTO runs (started_at, family, backend, device_name, arch, compute_units, "
                           "driver_version, compiler_version, template_hash, ktune_version, host, command, copy_gbps, "
-                          "matrix_tflops, matrix_probe) VALUES (coalesce(nullif(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), "
+                          "matrix_tflops, matrix_probe) "
+                          "VALUES (coalesce(nullif(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), "
                           "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       int i = 1;
       for (const auto* s : {&r.started_at, &r.family, &r.backend, &r.device_name, &r.arch}) q.bind(i++, *s);
@@ -453,6 +454,10 @@ class SqliteDatabase final : public Database {
 };
 
 }  // namespace
+
+std::string matrix_probe_of(const Run& r) {
+  return r.matrix_probe.empty() ? "not recorded (a run before schema version 2)" : r.matrix_probe;
+}
 
 int Database::current_schema_version() noexcept { return migrations().back().version; }
 

@@ -37,6 +37,9 @@ struct Run {
   std::string matrix_probe;
 };
 
+// For people: the probe of a run that measured a matrix roof, or that it was not recorded.
+std::string matrix_probe_of(const Run& r);
+
 enum class Status { ok, verify_failed, compile_error, fault, timeout, infeasible };
 std::string_view to_string(Status s) noexcept;
 Status status_from_string(std::string_view s);  // throws Error

@@ -14,9 +14,10 @@ namespace ktune::db {
 namespace {
 
 // A run's matrix roof is a fraction's denominator only with the instruction its probe issued: on
-// sm_90a the probe was mma.sync's until wgmma's (2026-12-05), and the two peaks differ by 1.5x.
-// Runs recorded before this step keep '' (not recorded); from it on, a run names the probe exactly
-// when it measured a roof.
+// sm_90a the probe was mma.sync's until wgmma's (2026-12-05), and the data sheet's wgmma peak is
+// about 1.5x mma.sync's measured one. Runs recorded before this step keep '' (not recorded); from it
+// on, a run names the probe exactly when it measured a roof. The trigger guards inserts: ktune
+// writes a run once (begin_run) and never updates it.
 constexpr std::string_view matrix_probe_sql = R"sql(
 ALTER TABLE runs ADD COLUMN matrix_probe TEXT NOT NULL DEFAULT '';
 CREATE TRIGGER runs_name_their_matrix_probe BEFORE INSERT ON runs
@@ -75,13 +76,13 @@ void refuse_newer(const std::string& path, int found, int latest) {
                             path, found, latest, KTUNE_VERSION));
 }
 
-void migrate(SQLite::Database& c, const std::string& path, std::span<const Migration> steps) {
+int migrate(SQLite::Database& c, const std::string& path, std::span<const Migration> steps) {
   const int latest = steps.back().version;
   try {
     SQLite::Transaction tx(c, SQLite::TransactionBehavior::IMMEDIATE);
     const int found = read_schema_version(c, path);
     refuse_newer(path, found, latest);
-    if (found == latest) return;  // another process migrated it while we waited for the lock
+    if (found == latest) return found;  // another process migrated it while we waited for the lock
     for (const auto& step : steps) {
       if (step.version <= found) continue;
       try {
@@ -98,6 +99,7 @@ void migrate(SQLite::Database& c, const std::string& path, std::span<const Migra
     record.bind(2, std::string("ktune ") + KTUNE_VERSION);
     record.exec();
     tx.commit();
+    return found;
   } catch (const SQLite::Exception& e) {
     throw Error(fmt::format("{}: migrating to schema version {} failed: {}", path, latest, e.what()));
   }

@@ -28,7 +28,8 @@ void refuse_newer(const std::string& path, int found, int latest);
 
 // Applies the steps of `steps` newer than the file's version in one IMMEDIATE transaction and
 // records the final version. Re-reads the version under the write lock, so that two processes
-// opening one old file migrate it once. Throws Error naming `path` and the failing step.
-void migrate(SQLite::Database& c, const std::string& path, std::span<const Migration> steps);
+// opening one old file migrate it once, and returns that version (the one this call migrated
+// from). Throws Error naming `path` and the failing step.
+int migrate(SQLite::Database& c, const std::string& path, std::span<const Migration> steps);
 
 }  // namespace ktune::db

@@ -15,7 +15,8 @@ CREATE TABLE meta (
   created_by     TEXT NOT NULL
 );
 
--- One sweep run and its provenance: what codegen validates before it trusts a result.
+-- One sweep run and its provenance: what codegen validates before it trusts a result. (This file
+-- is schema version 1; db/migrations.cpp's later steps add to it: runs.matrix_probe.)
 CREATE TABLE runs (
   id               INTEGER PRIMARY KEY,
   started_at       TEXT NOT NULL,

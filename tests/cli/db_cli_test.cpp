@@ -313,7 +313,7 @@ TEST(DbCli, MigrateBringsAnOlderFileToTheVersionTheReadersNeed) {
 
   const auto again = run_ktune_args({"migrate", "--db", path});
   ASSERT_EQ(again.status, 0) << again.err;
-  EXPECT_THAT(again.out, HasSubstr("already; nothing changed"));
+  EXPECT_THAT(again.out, HasSubstr("already; no migration needed"));
   EXPECT_NE(run_ktune_args({"migrate", "--db", dir.file("absent.db")}).status, 0);
 }
 

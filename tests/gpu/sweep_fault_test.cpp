@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "bench/matrix_probe.hpp"
 #include "cli/cli_run.hpp"
 #include "db/database.hpp"
 #include "jit/templates.hpp"
@@ -113,6 +114,10 @@ TEST_F(SweepFault, FaultsAndHangsBecomeGapsAndTheSweepGoesOn) {
   for (const auto& [key, result] : results(control))
     EXPECT_EQ(result.first, db::Status::ok) << "heads=" << key.first << " causal=" << key.second << ": " << result.second;
   EXPECT_TRUE(db::Database::open(control, false, true)->gaps().empty());
+  // The real worker names the probe that measured the run's matrix roof.
+  const auto run = db::Database::open(control, false, true)->runs().at(0);
+  EXPECT_GT(run.matrix_tflops, 0) << "the roof was not measured";
+  EXPECT_EQ(run.matrix_probe, bench::matrix_instruction(run.arch).name);
 
   const auto planted = tmp.file("planted.db");
   auto r = sweep(planted, /*planted=*/true);

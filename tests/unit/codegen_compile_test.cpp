@@ -475,7 +475,7 @@ TEST(CodegenCompiled, FamilyWithoutBatchOrCoveringFieldsCompilesAndAnswers) {
   t.key_fields = {{"mode", "rope mode", 0, 2, {"auto", "int", "identity"}}};
   ArchTable a;
   a.arch = "gfx942";
-  Entry kernel_row{Params{{"mode", 1}}, KernelInfo{Params{}, {}, {256, 0}, 2.5, 1, 1}, std::nullopt};
+  Entry kernel_row{Params{{"mode", 1}}, KernelInfo{Params{}, {}, {256, 0}, 2.5, 1, 1, Params{}}, std::nullopt};
   Entry gap_row{Params{{"mode", 2}}, std::nullopt,
                 GapInfo{db::GapReason::declared, "needs a 1-row table", "vllm #1", std::nullopt, std::nullopt, ""}};
   a.entries = {kernel_row, gap_row};
@@ -517,7 +517,8 @@ Table counting_table(const std::string& arch, const std::vector<int64_t>& ns, in
   t.key_fields = {{"n", "a number", 0, 1 << 20}};
   ArchTable a;
   a.arch = arch;
-  for (int64_t n : ns) a.entries.push_back({Params{{"n", n}}, KernelInfo{Params{}, {}, {threads, 0}, 2.5, 1, 1}, std::nullopt});
+  for (int64_t n : ns)
+    a.entries.push_back({Params{{"n", n}}, KernelInfo{Params{}, {}, {threads, 0}, 2.5, 1, 1, Params{}}, std::nullopt});
   t.arches = {a};
   return t;
 }

@@ -52,6 +52,7 @@ TEST(DbMigration, EmptyFileIsVersionZeroAndMigrates) {
   test::TempDir dir;
   const auto path = dir.file("empty.db");
   test::write_file(path, "");
+  EXPECT_THAT(test::open_error(path, false, true), HasSubstr("an empty database, without ktune's tables"));
   auto db = Database::open(path, false);
   EXPECT_EQ(db->schema_version(), Database::current_schema_version());
   EXPECT_EQ(db->begin_run(test::sample_run()), 1);
@@ -75,32 +76,41 @@ TEST(DbMigration, HandBuiltOlderFileMigratesKeepingItsRows) {
 
 // A step that rebuilds a table the usual SQLite way (a new one, the rows copied, the old one
 // dropped, the new one renamed) keeps the rows that refer to it: foreign keys, whose ON DELETE
-// CASCADE would follow the drop, are switched on only after migrating.
+// CASCADE would follow the drop, are switched on only after migrating. (Such a step must make the
+// views and triggers naming the table again, which the drop removes: this one does, and the
+// trigger of version 2 still refuses a roof without its probe.)
 TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
   test::TempDir dir;
   const auto path = dir.file("v1.db");
   test::write_v1_by_hand(path);
   open_connection(path, Access::read_write, migrations());  // the runs table of today's version
-  std::string create, drop_views, create_views;  // (the views name runs: dropped and made again)
+  std::string create, drop_views, create_again;  // (the views name runs: dropped and made again)
   {
     SQLite::Database raw(path, SQLite::OPEN_READONLY);
     create = raw.execAndGet("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").getString();
-    SQLite::Statement views(raw, "SELECT name, sql FROM sqlite_master WHERE type = 'view'");
-    while (views.executeStep()) {
-      drop_views += fmt::format("DROP VIEW {}; ", views.getColumn(0).getString());
-      create_views += views.getColumn(1).getString() + "; ";
+    SQLite::Statement named(raw, "SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger') "
+                                 "ORDER BY type DESC");  // views first
+    while (named.executeStep()) {
+      if (named.getColumn(0).getString() == "view")
+        drop_views += fmt::format("DROP VIEW {}; ", named.getColumn(1).getString());
+      create_again += named.getColumn(2).getString() + "; ";
     }
   }
+  ASSERT_NE(create_again.find("CREATE TRIGGER"), std::string::npos) << create_again;
   const std::string head = "CREATE TABLE runs";
   ASSERT_EQ(create.rfind(head, 0), 0u) << create;
   const std::string rebuild = drop_views + "CREATE TABLE runs_new" + create.substr(head.size()) +
                               "; INSERT INTO runs_new SELECT * FROM runs; DROP TABLE runs; "
-                              "ALTER TABLE runs_new RENAME TO runs; " + create_views;
+                              "ALTER TABLE runs_new RENAME TO runs; " + create_again;
   const Migration rebuild_runs = {Database::current_schema_version() + 1, "runs rebuilt", rebuild};
   auto c = open_connection(path, Access::read_write, steps_plus({rebuild_runs}));
   EXPECT_EQ(read_schema_version(c, path), rebuild_runs.version);
   EXPECT_EQ(count(c, "runs"), 2);
   EXPECT_EQ(count(c, "measurements"), 2) << "the drop of the old runs cascaded";
+  EXPECT_THROW(c.exec("INSERT INTO runs (started_at, family, backend, device_name, arch, compute_units, driver_version,"
+                      " compiler_version, template_hash, ktune_version, host, command, copy_gbps, matrix_tflops) VALUES"
+                      " ('t', 'mla_decode', 'cuda', 'd', 'sm_90a', 1, '', '', '', '', '', '', 1, 640)"),
+               SQLite::Exception);
 }
 
 // Version 2 names the probe of each run's matrix roof: a version 1 run keeps its roof with no name
@@ -122,7 +132,8 @@ TEST(DbMigration, Version1RunsKeepTheirRoofsWithTheProbeNotRecorded) {
   auto unnamed = test::sample_run();
   unnamed.matrix_tflops = 640;
   EXPECT_THROW(writer->begin_run(unnamed), Error);
-  EXPECT_EQ(Database::migrate_file(path), 2) << "at the current version: nothing to do";
+  EXPECT_EQ(Database::migrate_file(path), Database::current_schema_version())
+      << "at the current version: nothing to do";
 }
 
 TEST(DbMigration, FileMigratedByANewerKtuneIsRefusedByThisOne) {
@@ -147,6 +158,11 @@ TEST(DbMigration, ReadOnlyOpenDoesNotMigrate) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr(path), HasSubstr("older than"), HasSubstr("ktune migrate --db " + path)));
   }
   EXPECT_EQ(test::fingerprint(path), before);
+  // The command it names is one a shell takes as it is, whatever the path holds.
+  const auto odd = dir.file("it's v1.db");
+  test::write_v1_by_hand(odd);
+  EXPECT_THAT(test::open_error(odd, false, true),
+              HasSubstr("`ktune migrate --db '" + dir.path() + "/it'\\''s v1.db'`"));
 }
 
 TEST(DbMigration, FailingStepLeavesTheFileByteIdentical) {

@@ -33,9 +33,13 @@ Table sm_90a_alone(db::Database& db, const std::string& refused) {
   req.drop_refused_arches = true;
   auto table = build_table(db, test::toy(), req);
   EXPECT_EQ(table.arches.size(), 1u);
-  if (!table.arches.empty()) EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  if (!table.arches.empty()) {
+    EXPECT_EQ(table.arches[0].arch, "sm_90a");
+  }
   EXPECT_EQ(table.refused.size(), 1u);
-  if (!table.refused.empty()) EXPECT_EQ(table.refused[0].arch, refused);
+  if (!table.refused.empty()) {
+    EXPECT_EQ(table.refused[0].arch, refused);
+  }
   return table;
 }
 

@@ -405,7 +405,7 @@ TEST(SweepRunnerRoofs, ARunsMatrixRoofIsNamedByTheProbeItRecorded) {
   today.replace(today.find(probe), probe.size(), "toy wgmma m64n8k16");
   const std::string resumed = run_line(today, {16, 160});
   EXPECT_NE(resumed.find("run 1 (resumed)"), std::string::npos) << resumed;
-  EXPECT_NE(resumed.find("matrix-core roof 0 TFLOP/s (the run's, measured when it began, by toy mma m8n8k4)"),
+  EXPECT_NE(resumed.find("matrix-core roof 0 TFLOP/s (the run's, measured when it began; probe: toy mma m8n8k4)"),
             std::string::npos)
       << resumed;
   EXPECT_EQ(resumed.find("wgmma"), std::string::npos) << resumed;
@@ -413,8 +413,7 @@ TEST(SweepRunnerRoofs, ARunsMatrixRoofIsNamedByTheProbeItRecorded) {
   SQLite::Database raw(dir.path() + "/t.db", SQLite::OPEN_READWRITE);
   raw.exec("UPDATE runs SET matrix_probe = ''");  // as migrated from version 1
   const std::string unnamed = run_line(today, {16, 160, 176});
-  EXPECT_NE(unnamed.find("(the run's, measured when it began, by a probe it did not record: a run before schema "
-                         "version 2)"),
+  EXPECT_NE(unnamed.find("(the run's, measured when it began; probe: not recorded (a run before schema version 2))"),
             std::string::npos)
       << unnamed;
 }

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/matrix_probe.hpp"
 #include "common/utf8.hpp"
 #include "bench/roofline.hpp"
 #include "bench/stopping.hpp"
@@ -310,10 +309,8 @@ std::string Sweep::roofs() const {
   // (sm_90a's was mma.sync's before wgmma's): named as the run recorded it, never by today's probe.
   if (run_.matrix_tflops > 0 && summary_.resumed)
     return fmt::format("copy bandwidth {:.0f} GB/s, matrix-core roof {:.0f} TFLOP/s (the run's, measured when it "
-                       "began, {})",
-                       run_.copy_gbps, run_.matrix_tflops,
-                       run_.matrix_probe.empty() ? "by a probe it did not record: a run before schema version 2"
-                                                 : "by " + run_.matrix_probe);
+                       "began; probe: {})",
+                       run_.copy_gbps, run_.matrix_tflops, db::matrix_probe_of(run_));
   if (run_.matrix_tflops > 0)
     return fmt::format("copy bandwidth {:.0f} GB/s, {} peak {:.0f} TFLOP/s", run_.copy_gbps, run_.matrix_probe,
                        run_.matrix_tflops);

@@ -96,9 +96,9 @@ struct SweepSummary {
 // One line for a person: where a sweep's time went, largest first, in seconds.
 std::string describe_time(const SweepSummary& s);
 
-// `provenance` describes the device and the software (everything but id, copy_gbps and
-// matrix_tflops, which the first worker measures). Throws Error when no worker starts or the database fails (a full
-// disk, say), saying how many results the run kept.
+// `provenance` describes the device and the software (everything but id, copy_gbps, matrix_tflops
+// and matrix_probe, which the first worker measures). Throws Error when no worker starts or the
+// database fails (a full disk, say), saying how many results the run kept.
 SweepSummary run_sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
                        const jit::CompileSettings& compile, const SweepOptions& options);
 
