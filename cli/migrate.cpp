@@ -1,5 +1,6 @@
 // `ktune migrate`: brings a tuning database written by an older ktune to this ktune's schema, so
-// that the read-only verbs (query, gaps, codegen, package), which never write, can read it.
+// that its readers, which never write (query, gaps, codegen, package, the runtime's KTUNE_DB),
+// can read it.
 #include <fmt/format.h>
 
 #include <memory>
