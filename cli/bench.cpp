@@ -229,7 +229,7 @@ struct Report {
   bool verified = false;
   sweep::RunResult result;
   bench::CopyRoof copy;
-  std::string matrix_roof;  // what the matrix-core probe measures, e.g. "wgmma m64n256k16 bf16 peak"
+  std::string matrix_probe;  // the matrix-core probe's instruction, e.g. "wgmma m64n256k16 bf16" (runs.matrix_probe's)
   bench::MatrixRoof matrix;
   bench::Rates rates;
 };
@@ -262,7 +262,7 @@ json to_json(const Report& r) {
           {"gbps", r.rates.gbps},
           {"tflops", r.rates.tflops},
           {"frac_copy_bw", r.rates.frac_copy_bw},
-          {"matrix_probe", r.matrix_roof},
+          {"matrix_probe", r.matrix_probe},
           {"matrix_tflops", measured ? json(r.matrix.tflops) : json(nullptr)},
           {"frac_matrix", measured ? json(r.rates.frac_matrix) : json(nullptr)},
           {"matrix_error", measured ? json(nullptr) : json(r.matrix.error)}};
@@ -295,10 +295,10 @@ void print_text(const Report& r) {
         "one after it failed: {})\n",
         r.rates.gbps, 100 * r.rates.frac_copy_bw, r.copy.gbps(), r.copy.after_error);
   if (r.matrix.tflops > 0)
-    fmt::print("  compute    {:.2f} TFLOP/s = {:.1f}% of the {} ({:.1f} TFLOP/s, measured in this run)\n",
-               r.rates.tflops, 100 * r.rates.frac_matrix, r.matrix_roof, r.matrix.tflops);
+    fmt::print("  compute    {:.2f} TFLOP/s = {:.1f}% of the {} peak ({:.1f} TFLOP/s, measured in this run)\n",
+               r.rates.tflops, 100 * r.rates.frac_matrix, r.matrix_probe, r.matrix.tflops);
   else
-    fmt::print("  compute    {:.2f} TFLOP/s; the {} was not measured: {}\n", r.rates.tflops, r.matrix_roof,
+    fmt::print("  compute    {:.2f} TFLOP/s; the {} peak was not measured: {}\n", r.rates.tflops, r.matrix_probe,
                r.matrix.error);
 }
 
@@ -346,7 +346,7 @@ void run(const BenchOptions& o) {
   report.shape = shape;
   report.chosen = *chosen;
   report.verified = !o.no_verify;
-  report.matrix_roof = bench::matrix_roof_name(report.device.arch);
+  report.matrix_probe = bench::matrix_instruction(report.device.arch).name;
   sweep::RunRequest req;
   req.family = std::string(fam.name());
   req.key = key;

@@ -77,7 +77,7 @@ Json device_record(const backend::Backend& b, int ordinal, bool roofs) {
     }
   };
   roof("copy_gbps", "copy_error", [](backend::Context& c) { return bench::measure_copy_gbps(c); });
-  r["matrix_probe"] = bench::matrix_roof_name(d.arch);
+  r["matrix_probe"] = bench::matrix_instruction(d.arch).name;  // as runs.matrix_probe names it
   roof("matrix_tflops", "matrix_error", [&](backend::Context& c) { return bench::measure_matrix_tflops(b, c); });
   return r;
 }
@@ -134,7 +134,7 @@ void print_human(const Json& backends) {
       if (d.contains("matrix_tflops"))
         row["matrix TFLOP/s"] = d["matrix_tflops"].is_null()
                                     ? "failed: " + d["matrix_error"].get<std::string>()
-                                    : fmt::format("{:.0f} ({})", d["matrix_tflops"].get<double>(),
+                                    : fmt::format("{:.0f} ({} peak)", d["matrix_tflops"].get<double>(),
                                                   d["matrix_probe"].get<std::string>());
       rows.push_back(std::move(row));
     }

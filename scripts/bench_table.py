@@ -91,12 +91,15 @@ def print_table(rows, by_label):
     device = next((r["device"]["name"] for r in rows if "device" in r), "no device")
     copy = next((r["copy_gbps"] for r in rows if "copy_gbps" in r), None)
     probe = next((r["matrix_probe"] for r in rows if r.get("matrix_probe")), None)
+    # The probe's instruction ("wgmma m64n256k16 bf16"); records of ktune builds before 2026-12-06
+    # have " peak" after it.
+    probe = probe and probe.removesuffix(" peak")
     print(f"Device: {device}; copy bandwidth measured in each run (first: {copy:.0f} GB/s)." if copy else
           f"Device: {device}.")
     matrix = next((r["matrix_tflops"] for r in rows if r.get("matrix_tflops")), None)
     if probe:
-        print(f"Matrix-core roof: the {probe}, measured in each run (first: {matrix:.0f} TFLOP/s)." if matrix else
-              f"Matrix-core roof: the {probe}, not measured.")
+        print(f"Matrix-core roof: the {probe} peak, measured in each run (first: {matrix:.0f} TFLOP/s)." if matrix else
+              f"Matrix-core roof: the {probe} peak, not measured.")
     others = sorted({d for r in rows if (d := target_device(r["target"])[1]) not in (None, device)})
     if others:
         print(f"Targets set for {', '.join(others)} are not judged on this device.")

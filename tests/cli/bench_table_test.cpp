@@ -17,7 +17,7 @@ namespace {
 std::string bench_object(double median_us, double frac_copy_bw, double tflops) {
   std::ostringstream s;
   s << R"({"config": {"rows": 16, "math": "mma"}, "device": {"name": "Test GPU"}, "copy_gbps": 4000.0, )"
-    << R"("matrix_probe": "test peak", "matrix_tflops": 600.0, "median_us": )" << median_us
+    << R"("matrix_probe": "test mma", "matrix_tflops": 600.0, "median_us": )" << median_us
     << R"(, "p10_us": 1.0, "p90_us": 2.0, "gbps": 3000.0, "frac_copy_bw": )" << frac_copy_bw
     << R"(, "tflops": )" << tflops << R"(, "frac_matrix": 0.5})";
   return s.str();
@@ -97,7 +97,21 @@ TEST_F(BenchTable, AMissingMatrixRoofIsSaid) {
   row.replace(row.find(roof), roof.size(), "");
   const auto r = render(row + "\n");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "Matrix-core roof: the test peak, not measured.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Matrix-core roof: the test mma peak, not measured.")) << r.output;
+}
+
+// `ktune bench` names the probe by its instruction, as runs.matrix_probe does; builds before
+// 2026-12-06 wrote "<instruction> peak", and the committed JSON lines of those runs still render.
+TEST_F(BenchTable, TheRoofIsNamedByItsInstructionInOldRecordsToo) {
+  const std::string row = bench_row("x", ">= 90% copy bandwidth", 100, 0.95, 100);
+  const std::string probe = R"("matrix_probe": "test mma")";
+  std::string old = row;
+  old.replace(old.find(probe), probe.size(), R"("matrix_probe": "test mma peak")");
+  for (const auto& r : {render(row + "\n"), render(old + "\n")}) {
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "Matrix-core roof: the test mma peak, measured in each run (first: 600 TFLOP/s).\n"))
+        << r.output;
+  }
 }
 
 TEST_F(BenchTable, AnUnknownTargetIsRefused) {

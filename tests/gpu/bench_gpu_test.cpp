@@ -66,7 +66,7 @@ TEST(BenchGpu, SmokeConfigIsVerifiedAndTimedConsistently) {
   EXPECT_EQ(j.at("config").at("rows"), 16);
   EXPECT_EQ(j.at("shape").at("ctx"), 4096);
   const std::string probe = j.at("matrix_probe");
-  EXPECT_EQ(probe, bench::matrix_roof_name(j.at("device").at("arch").get<std::string>()));
+  EXPECT_EQ(probe, bench::matrix_instruction(j.at("device").at("arch").get<std::string>()).name);
   ASSERT_TRUE(j.at("matrix_tflops").is_number()) << "the matrix-core probe failed: " << j.at("matrix_error");
   EXPECT_TRUE(j.at("matrix_error").is_null());
 
@@ -106,7 +106,7 @@ TEST_F(MatrixProbeGpu, ComputesWhatItCountsAndReachesAPlausibleRate) {
   EXPECT_NO_THROW(probe.verify());  // every thread's sum matches the host's count of instructions
   const double tflops = bench::measure_matrix_tflops(backend(), ctx());
   const std::string arch = ctx().info().arch;
-  std::cout << ctx().info().name << ": " << bench::matrix_roof_name(arch) << " " << tflops << " TFLOP/s\n";
+  std::cout << ctx().info().name << ": " << bench::matrix_instruction(arch).name << " peak " << tflops << " TFLOP/s\n";
   if (arch.starts_with("sm_90")) {
     // H100 / H200 SXM: 989 dense bf16 TFLOP/s on the data sheet (wgmma, at 1830 MHz); 1980 MHz,
     // their highest clock, would give 1070.
@@ -159,7 +159,7 @@ TEST(DevicesGpu, EveryDeviceHasBothRoofs) {
       EXPECT_GT(d.at("copy_gbps").get<double>(), 0) << d.dump();
       ASSERT_TRUE(d.at("matrix_tflops").is_number()) << d.dump();
       EXPECT_GT(d.at("matrix_tflops").get<double>(), 1) << d.dump();
-      EXPECT_EQ(d.at("matrix_probe"), bench::matrix_roof_name(d.at("arch").get<std::string>()));
+      EXPECT_EQ(d.at("matrix_probe"), bench::matrix_instruction(d.at("arch").get<std::string>()).name);
     }
   EXPECT_GT(devices, 0);
 }

@@ -55,7 +55,6 @@ MatrixInstruction matrix_instruction(std::string_view arch) {
   throw Error(fmt::format("matrix-core probe: no matrix instruction known for '{}' (sm_* or gfx*)", arch));
 }
 
-std::string matrix_roof_name(std::string_view arch) { return fmt::format("{} peak", matrix_instruction(arch).name); }
 
 MatrixProbeLaunch matrix_probe_launch(const backend::DeviceInfo& device, const MatrixInstruction& instruction,
                                       int iterations) {

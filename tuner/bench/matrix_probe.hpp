@@ -44,8 +44,6 @@ MatrixInstruction matrix_instruction(std::string_view arch);
 // mma.sync m16n8k16 bf16 (the roof of NVIDIA targets without wgmma), for comparisons on sm_90a.
 MatrixInstruction mma_sync_instruction() noexcept;
 
-// What the probe's result is called: "wgmma m64n256k16 bf16 peak". Throws like matrix_instruction.
-std::string matrix_roof_name(std::string_view arch);
 
 // One launch of the probe: `ctas` CTAs of `threads` threads; every warp issues `iterations`
 // instructions on each of its `chains` chains.
