@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main, then
+# scripts/device/probes/build.sh mla_decode_pv_warpgroups here, which adds .devbin/probe/): the
+# probe mla_decode_pv_warpgroups. math=wgmma at 512 threads (MmaGeometry::softmax_warpgroup): a
+# softmax warpgroup takes Q K^T and the softmax of each tile as soon as its slot is full, and two
+# P V warpgroups (256 value dims each) follow, up to the ring behind, reading P from the tile's
+# rope panel and the rows' rescale factors from a record per slot (a third mbarrier, ready, per
+# slot); the producer warpgroup as at 384 threads. At 384 threads the tile's chain is Q K^T,
+# softmax, then P V, with the second warpgroup idle through the first two: on the H200 ~2.5 µs of
+# math a tile against ~2.1 µs of copies at H 12 L 4 B 32 (results/nvidia-h200/profiles).
+# The family accepts threads=512 only in the probe's host code, so the probe's side runs the probe
+# build's ktune (.devbin/probe/ktune) and main's side main's ($KTUNE), in alternating rounds
+# (bench_ab.py, one round a side at a time), every bench verified. Main's side: its best config,
+# 384 threads, keys=64 stages=2; the probe's: 512 threads, keys=64 stages=2 (and keys=32 stages=4
+# at h12_l4c), and 384 threads through the probe's ktune at h12_l4c, a control (its kernel is
+# byte-identical to main's).
+# (a) the probe build's GPU tests of mla_decode (ktune_gpu_tests, the 512-thread configs among
+# them); (b) the A/B; (c) the smoke space's keys with 512-thread wgmma configs (32- and 64-key
+# tiles), swept and verified by the probe's ktune.
+# Writes $OUT/pv_warpgroups_gpu_tests.txt, $OUT/pv_warpgroups_ab.{md,jsonl} and
+# $OUT/pv_warpgroups_smoke.txt.
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+source scripts/device/env.sh
+probe_ktune=.devbin/probe/ktune
+probe_tests=.devbin/probe/ktune_gpu_tests
+for f in "$probe_ktune" "$probe_tests"; do
+  [ -x "$f" ] || { echo "mla_decode_pv_warpgroups: no $f (scripts/device/probes/build.sh)" >&2; exit 1; }
+done
+v=$(mktemp -d)
+
+# (a) The probe's templates are embedded in its binaries: their instances compile here (the
+# seeded cache holds main's). The controls of the 512-thread configs first (the verification
+# shapes, masks, a planted off-by-one, late-rising scores), then the rest of mla_decode's.
+softmax='*MlaDecodeControls.*/wgmma_softmax'
+for run in "50|$softmax" "90|*MlaDecode*:-$softmax"; do
+  IFS='|' read -r seconds filter <<<"$run"
+  timeout "$seconds" "$probe_tests" --gtest_filter="$filter" >"$v/gpu_tests.txt" 2>&1
+  echo "ktune_gpu_tests --gtest_filter='$filter': exit status $?" >>"$v/gpu_tests.txt"
+  tail -n 40 "$v/gpu_tests.txt"
+done >"$out/pv_warpgroups_gpu_tests.txt"
+grep -E "^\[  (FAILED|PASSED) |exit status" "$out/pv_warpgroups_gpu_tests.txt" | head -n 30
+
+# (b) The A/B.
+bf16="--kernel mla_decode --kv-dtype bf16 --ctx 8192"
+k64="rows=64 keys=64 stages=2 math=wgmma"
+shapes=("h12_l4c|--heads 12 --block-len 4 --causal 1 --batch 32|split=1"
+        "h12_l4f|--heads 12 --block-len 4 --causal 0 --batch 32|split=1"
+        "h16_l4_b128|--heads 16 --block-len 4 --causal 1 --batch 128|split=0"
+        "h128|--heads 128 --block-len 1 --causal 1 --batch 128|split=2")
+for s in "${shapes[@]}"; do
+  IFS='|' read -r name key split <<<"$s"
+  echo "$name | $bf16 $key --config '$k64 threads=384 $split'" >>"$v/main.txt"
+  echo "$name | $bf16 $key --config '$k64 threads=512 $split'" >>"$v/probe.txt"
+done
+h12c="--heads 12 --block-len 4 --causal 1 --batch 32"
+cat >>"$v/probe.txt" <<EOF2
+h12_l4c keys=32 stages=4 | $bf16 $h12c --config 'rows=64 keys=32 stages=4 math=wgmma threads=512 split=1'
+h12_l4c 384 threads (control) | $bf16 $h12c --config '$k64 threads=384 split=1'
+EOF2
+for round in 1 2 3; do
+  timeout 45 ./scripts/bench_ab.py "$v/main.txt" --rounds 1 --ktune "$KTUNE" --json-out "$v/main.$round.jsonl" >/dev/null
+  timeout 75 ./scripts/bench_ab.py "$v/probe.txt" --rounds 1 --ktune "$probe_ktune" \
+    --json-out "$v/probe.$round.jsonl" >/dev/null
+done
+python3 - "$v" "$out/pv_warpgroups_ab" <<'PY'
+import glob, json, os, statistics, sys
+d, stem = sys.argv[1], sys.argv[2]
+times, order = {}, []
+with open(stem + ".jsonl", "w") as out:
+    for path in sorted(glob.glob(os.path.join(d, "*.jsonl"))):
+        side, rnd = os.path.basename(path).split(".")[:2]
+        for line in open(path):
+            rec = json.loads(line)
+            rec["round"], rec["side"] = int(rnd), side
+            out.write(json.dumps(rec) + "\n")
+            if (rec["label"], side) not in order:
+                order.append((rec["label"], side))
+            ok = rec["result"] is not None and rec["result"].get("verified") is True
+            times.setdefault((rec["label"], side), []).append(rec["result"]["median_us"] if ok else None)
+def cell(ts):
+    return ", ".join("failed" if t is None else f"{t:.1f}" for t in ts)
+with open(stem + ".md", "w") as md:
+    md.write("3 alternating rounds of `bench_ab.py --rounds 1`: main's ktune (384 threads, keys=64 stages=2), then "
+             "the probe's (512 threads unless named); µs, median of the rounds; the ratio against main's case of "
+             "the same shape\n\n")
+    md.write("| case | main | probe | probe / main | main's rounds | probe's rounds |\n|---|---|---|---|---|---|\n")
+    for label, side in order:
+        if side != "probe":
+            continue
+        shape = label.split()[0]
+        a, b = times.get((shape, "main"), [None]), times[(label, "probe")]
+        if None in a or None in b:
+            md.write(f"| {label} | failed or unverified | | | {cell(a)} | {cell(b)} |\n")
+            continue
+        ma, mb = statistics.median(a), statistics.median(b)
+        md.write(f"| {label} | {ma:.1f} | {mb:.1f} | {mb / ma:.3f} | {cell(a)} | {cell(b)} |\n")
+PY
+cat "$out/pv_warpgroups_ab.md"
+
+# (c) The smoke space with 512 threads and 64-key tiles added to its matrix-core grid, the
+# 512-thread wgmma configs only.
+sed -e '0,/^threads = \[128, 256, 384\]/s//threads = [128, 256, 384, 512]/' \
+    -e '0,/^keys = \[16, 32\]/s//keys = [16, 32, 64]/' \
+    tuner/kernels/mla_decode/spaces/smoke.toml >"$v/smoke512.toml"
+timeout 50 "$probe_ktune" sweep --kernel mla_decode --space "$v/smoke512.toml" --where math=wgmma \
+  --where threads=512 --db "$v/smoke.db" --budget 35 --timeout 15 2>&1 | tail -n 20 | tee "$out/pv_warpgroups_smoke.txt"
