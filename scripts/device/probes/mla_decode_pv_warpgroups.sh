@@ -18,7 +18,8 @@
 # them); (b) the A/B; (c) the smoke space's keys with 512-thread wgmma configs (32- and 64-key
 # tiles), swept and verified by the probe's ktune.
 # Writes $OUT/pv_warpgroups_gpu_tests.txt, $OUT/pv_warpgroups_ab.{md,jsonl} and
-# $OUT/pv_warpgroups_smoke.txt.
+# $OUT/pv_warpgroups_smoke.txt. For a short lease: PVWG_ROUNDS (default 3) rounds of the A/B, and
+# PVWG_SMOKE=0 skips (c).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 source scripts/device/env.sh
@@ -58,7 +59,7 @@ cat >>"$v/probe.txt" <<EOF2
 h12_l4c keys=32 stages=4 | $bf16 $h12c --config 'rows=64 keys=32 stages=4 math=wgmma threads=512 split=1'
 h12_l4c 384 threads (control) | $bf16 $h12c --config '$k64 threads=384 split=1'
 EOF2
-for round in 1 2 3; do
+for round in $(seq "${PVWG_ROUNDS:-3}"); do
   timeout 45 ./scripts/bench_ab.py "$v/main.txt" --rounds 1 --ktune "$KTUNE" --json-out "$v/main.$round.jsonl" >/dev/null
   timeout 75 ./scripts/bench_ab.py "$v/probe.txt" --rounds 1 --ktune "$probe_ktune" \
     --json-out "$v/probe.$round.jsonl" >/dev/null
@@ -81,7 +82,8 @@ with open(stem + ".jsonl", "w") as out:
 def cell(ts):
     return ", ".join("failed" if t is None else f"{t:.1f}" for t in ts)
 with open(stem + ".md", "w") as md:
-    md.write("3 alternating rounds of `bench_ab.py --rounds 1`: main's ktune (384 threads, keys=64 stages=2), then "
+    rounds = len(glob.glob(os.path.join(d, "main.*.jsonl")))
+    md.write(f"{rounds} alternating rounds of `bench_ab.py --rounds 1`: main's ktune (384 threads, keys=64 stages=2), then "
              "the probe's (512 threads unless named); µs, median of the rounds; the ratio against main's case of "
              "the same shape\n\n")
     md.write("| case | main | probe | probe / main | main's rounds | probe's rounds |\n|---|---|---|---|---|---|\n")
@@ -98,6 +100,7 @@ with open(stem + ".md", "w") as md:
 PY
 cat "$out/pv_warpgroups_ab.md"
 
+[ "${PVWG_SMOKE:-1}" = 0 ] && exit 0
 # (c) The smoke space with 512 threads and 64-key tiles added to its matrix-core grid, the
 # 512-thread wgmma configs only.
 sed -e '0,/^threads = \[128, 256, 384\]/s//threads = [128, 256, 384, 512]/' \
