@@ -1,10 +1,12 @@
 // scripts/bench_ab.py: the A/B tables under results/<device>/ (mla_decode_two_ctas_ab.md). Over a
 // stand-in ktune whose time changes with every call: the rounds alternate the cases, each case's
-// figure is the median of its rounds, a failing bench is marked and fails the run, and malformed
-// cases files are refused with their place.
+// figure is the median of its rounds, a failing or unverified bench is marked and fails the run,
+// and malformed cases files are refused with their place. With --probe, a second ktune's cases
+// follow main's in every round and each is set against main's case of its label or first word.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "cli/cli_run.hpp"
@@ -27,10 +29,16 @@ class BenchAb : public ScriptTest {
     EXPECT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
     return fake;
   }
-  CliResult run(const std::string& cases_text, int rounds, const std::string& ktune) {
+  CliResult run(const std::string& cases_text, int rounds, const std::string& ktune, const std::string& more = "") {
     const std::string cases = dir.write("cases.txt", cases_text);
     return run_command(bench_ab() + " '" + cases + "' --rounds " + std::to_string(rounds) + " --ktune '" + ktune +
-                       "' --json-out '" + dir.path() + "/ab.jsonl'");
+                       "' --json-out '" + dir.path() + "/ab.jsonl'" + more);
+  }
+  // The probe's side: the cases of `probe_text`, timed by the same counting ktune.
+  CliResult run_ab(const std::string& main_text, const std::string& probe_text, int rounds) {
+    const std::string ktune = counting_ktune();
+    const std::string probe = dir.write("probe.txt", probe_text);
+    return run(main_text, rounds, ktune, " --probe '" + ktune + "' --probe-cases '" + probe + "'");
   }
 };
 
@@ -51,6 +59,44 @@ TEST_F(BenchAb, AFailingBenchIsMarkedAndFailsTheRun) {
   EXPECT_TRUE(contains(r.output, "| good | 100.5 | 100.0, 101.0 |")) << r.output;
   EXPECT_TRUE(contains(r.output, "| bad | failed | failed, failed |")) << r.output;
   EXPECT_TRUE(contains(r.output, "ktune: error: no such key")) << r.output;
+}
+
+TEST_F(BenchAb, AnUnverifiedTimeFailsItsCase) {
+  const std::string fake = dir.write("ktune", "#!/bin/sh\necho '{\"median_us\": 5, \"verified\": false}'\n");
+  ASSERT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
+  const auto r = run("fast | --heads 16 --no-verify\n", 1, fake);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "| fast | failed | failed |")) << r.output;
+  EXPECT_TRUE(contains(r.output, "not verified")) << r.output;
+}
+
+TEST_F(BenchAb, AProbeSideFollowsMainsInEveryRoundAndMeetsItsCaseByLabel) {
+  const auto r = run_ab("h12 | --heads 12\nh16 | --heads 16\n", "h16 | --heads 16\nh12 keys=32 | --heads 12 --keys 32\n", 2);
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Calls 0..7: round 0 main h12 100, h16 101, probe h16 102, h12 keys=32 103; round 1 104..107.
+  EXPECT_TRUE(contains(r.output, "| h16 | 103.0 | 104.0 | 1.010 | 101.0, 105.0 | 102.0, 106.0 | `--heads 16` |"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "| h12 keys=32 | 102.0 | 105.0 | 1.029 | 100.0, 104.0 | 103.0, 107.0 |")) << r.output;
+  const std::string jsonl = db::test::read_file(dir.path() + "/ab.jsonl");
+  EXPECT_TRUE(contains(jsonl, R"({"round": 1, "side": "probe", "label": "h16", "flags": "--heads 16", )"
+                              R"("result": {"median_us": 106}})"))
+      << jsonl;
+}
+
+TEST_F(BenchAb, AFailingProbeCaseFailsItsRowAndTheRun) {
+  const auto r = run_ab("h16 | --heads 16\n", "h16 | --heads 99\n", 1);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "| h16 | failed | | | 100.0 | failed |")) << r.output;
+}
+
+TEST_F(BenchAb, AProbeCaseWithoutACaseOfMainsIsRefusedBeforeAnyBench) {
+  const auto r = run_ab("h16 | --heads 16\n", "h12 keys=32 | --heads 12\n", 1);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "probe.txt: the probe's case 'h12 keys=32' has no case of main's")) << r.output;
+  EXPECT_FALSE(std::ifstream(dir.path() + "/calls").good()) << "a bench ran";
+  const auto lone = run("h16 | --heads 16\n", 1, counting_ktune(), " --probe-cases '" + dir.path() + "/probe.txt'");
+  EXPECT_NE(lone.status, 0);
+  EXPECT_TRUE(contains(lone.output, "--probe-cases needs --probe")) << lone.output;
 }
 
 TEST_F(BenchAb, MalformedCasesAreRefusedWithTheirPlace) {

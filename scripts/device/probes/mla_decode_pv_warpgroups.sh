@@ -10,7 +10,7 @@
 # math a tile against ~2.1 µs of copies at H 12 L 4 B 32 (results/nvidia-h200/profiles).
 # The family accepts threads=512 only in the probe's host code, so the probe's side runs the probe
 # build's ktune (.devbin/probe/ktune) and main's side main's ($KTUNE), in alternating rounds
-# (bench_ab.py, one round a side at a time), every bench verified. Main's side: its best config,
+# (bench_ab.py --probe), every bench verified. Main's side: its best config,
 # 384 threads, keys=64 stages=2; the probe's: 512 threads, keys=64 stages=2 (and keys=32 stages=4
 # at h12_l4c), and 384 threads through the probe's ktune at h12_l4c, a control (its kernel is
 # byte-identical to main's).
@@ -59,45 +59,11 @@ cat >>"$v/probe.txt" <<EOF2
 h12_l4c keys=32 stages=4 | $bf16 $h12c --config 'rows=64 keys=32 stages=4 math=wgmma threads=512 split=1'
 h12_l4c 384 threads (control) | $bf16 $h12c --config '$k64 threads=384 split=1'
 EOF2
-for round in $(seq "${PVWG_ROUNDS:-3}"); do
-  timeout 45 ./scripts/bench_ab.py "$v/main.txt" --rounds 1 --ktune "$KTUNE" --json-out "$v/main.$round.jsonl" >/dev/null
-  timeout 75 ./scripts/bench_ab.py "$v/probe.txt" --rounds 1 --ktune "$probe_ktune" \
-    --json-out "$v/probe.$round.jsonl" >/dev/null
-done
-python3 - "$v" "$out/pv_warpgroups_ab" <<'PY'
-import glob, json, os, statistics, sys
-d, stem = sys.argv[1], sys.argv[2]
-times, order = {}, []
-with open(stem + ".jsonl", "w") as out:
-    for path in sorted(glob.glob(os.path.join(d, "*.jsonl"))):
-        side, rnd = os.path.basename(path).split(".")[:2]
-        for line in open(path):
-            rec = json.loads(line)
-            rec["round"], rec["side"] = int(rnd), side
-            out.write(json.dumps(rec) + "\n")
-            if (rec["label"], side) not in order:
-                order.append((rec["label"], side))
-            ok = rec["result"] is not None and rec["result"].get("verified") is True
-            times.setdefault((rec["label"], side), []).append(rec["result"]["median_us"] if ok else None)
-def cell(ts):
-    return ", ".join("failed" if t is None else f"{t:.1f}" for t in ts)
-with open(stem + ".md", "w") as md:
-    rounds = len(glob.glob(os.path.join(d, "main.*.jsonl")))
-    md.write(f"{rounds} alternating rounds of `bench_ab.py --rounds 1`: main's ktune (384 threads, keys=64 stages=2), then "
-             "the probe's (512 threads unless named); µs, median of the rounds; the ratio against main's case of "
-             "the same shape\n\n")
-    md.write("| case | main | probe | probe / main | main's rounds | probe's rounds |\n|---|---|---|---|---|---|\n")
-    for label, side in order:
-        if side != "probe":
-            continue
-        shape = label.split()[0]
-        a, b = times.get((shape, "main"), [None]), times[(label, "probe")]
-        if None in a or None in b:
-            md.write(f"| {label} | failed or unverified | | | {cell(a)} | {cell(b)} |\n")
-            continue
-        ma, mb = statistics.median(a), statistics.median(b)
-        md.write(f"| {label} | {ma:.1f} | {mb:.1f} | {mb / ma:.3f} | {cell(a)} | {cell(b)} |\n")
-PY
+# bench_ab.py alternates the sides by round (main's cases, then the probe's) and sets each probe
+# case against main's case of its first word.
+timeout 360 ./scripts/bench_ab.py "$v/main.txt" --rounds "${PVWG_ROUNDS:-3}" --timeout 30 --ktune "$KTUNE" \
+  --probe "$probe_ktune" --probe-cases "$v/probe.txt" --json-out "$out/pv_warpgroups_ab.jsonl" \
+  >"$out/pv_warpgroups_ab.md"
 cat "$out/pv_warpgroups_ab.md"
 
 [ "${PVWG_SMOKE:-1}" = 0 ] && exit 0
