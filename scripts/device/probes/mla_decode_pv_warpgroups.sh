@@ -73,4 +73,4 @@ sed -e '0,/^threads = \[128, 256, 384\]/s//threads = [128, 256, 384, 512]/' \
     -e '0,/^keys = \[16, 32\]/s//keys = [16, 32, 64]/' \
     tuner/kernels/mla_decode/spaces/smoke.toml >"$v/smoke512.toml"
 timeout 50 "$probe_ktune" sweep --kernel mla_decode --space "$v/smoke512.toml" --where math=wgmma \
-  --where threads=512 --db "$v/smoke.db" --budget 35 --timeout 15 2>&1 | tail -n 20 | tee "$out/pv_warpgroups_smoke.txt"
+  --where threads=512 --where kv_dtype=bf16 --db "$v/smoke.db" --budget 35 --timeout 15 2>&1 | tail -n 20 | tee "$out/pv_warpgroups_smoke.txt"
