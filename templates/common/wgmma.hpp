@@ -48,6 +48,7 @@
 //                            a group, wait<P>() until at most P groups run, settle(x) after it
 //   sync<THREADS>(id)        a barrier of THREADS threads (a warpgroup) on named barrier id (1..15)
 //   sync_any<THREADS>(id, p) the same barrier, which also returns whether p held in any of them
+//   warp_any(p)              whether p holds in any lane of the caller's warp (all lanes call it)
 //   warpgroup_index<THREADS>()
 //                            threadIdx.x / THREADS as a value the compiler knows to be the same in
 //                            the whole warp, so that what is computed from it (wgmma's shared-memory
@@ -273,6 +274,7 @@ __device__ __forceinline__ bool sync_any(int id, bool p) {
       : "memory");
   return any != 0;
 }
+__device__ __forceinline__ bool warp_any(bool p) { return __any_sync(0xffffffffu, p) != 0; }
 template <int THREADS>
 __device__ __forceinline__ int warpgroup_index() {
   // A broadcast from lane 0: the compiler treats its result as warp-uniform.
@@ -394,6 +396,7 @@ __device__ bool sync_any(int, bool) {
   static_assert(Unavailable<THREADS>::kValue, "named warpgroup barriers are used with wgmma, sm_90a's");
   return false;
 }
+__device__ bool warp_any(bool p);  // (named only in branches that other targets never instantiate)
 template <int THREADS>
 __device__ int warpgroup_index() {
   static_assert(Unavailable<THREADS>::kValue, "warpgroups are wgmma's, sm_90a's");

@@ -45,6 +45,11 @@ constexpr int kWgmmaThreads = 2 * kWarpgroupThreads;
 // which needs few, to the math warpgroups: the block's 384 x 168 registers as 128 x 40 + 256 x 232.
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
+// math = "wgmma" at kWgmmaThreads + 2 * kWarpgroupThreads (MmaGeometry::softmax_warpgroup): the
+// first warpgroup takes Q K^T and the softmax alone, a tile ahead of the next two, which take P V,
+// so that the tile's chain of products runs as two overlapping halves; the last is the producer.
+// (Its constants are MmaGeometry's functions: NVRTC emits every namespace-scope constant into the
+// code objects, whose other instances would then differ from main's in their symbol tables.)
 KTUNE_GEOMETRY_FN bool wgmma_keys(int keys) { return keys == 32 || keys == 64; }
 
 // The matrix-core kernels' ring of shared-memory slots (MmaGeometry::ring_keys): a slot holds at
@@ -163,9 +168,27 @@ struct MmaGeometry {
   // which only copies; the math threads are the others, and everything below but the copies
   // counts them.
   KTUNE_GEOMETRY_FN bool producer() const {
-    return qk_wgmma && !pv_ss && threads == kWgmmaThreads + kWarpgroupThreads;
+    return qk_wgmma && !pv_ss && (threads == kWgmmaThreads + kWarpgroupThreads || softmax_warpgroup());
   }
-  KTUNE_GEOMETRY_FN int math_threads() const { return producer() ? kWgmmaThreads : threads; }
+  // With the producer, a fourth warpgroup (math = "wgmma" at 512 threads): the first math
+  // warpgroup takes Q K^T and the softmax, the other two P V, 256 value dims each.
+  KTUNE_GEOMETRY_FN bool softmax_warpgroup() const {
+    return qk_wgmma && !pv_ss && threads == kWgmmaThreads + 2 * kWarpgroupThreads;
+  }
+  KTUNE_GEOMETRY_FN int math_threads() const {
+    return producer() ? kWgmmaThreads + (softmax_warpgroup() ? kWarpgroupThreads : 0) : threads;
+  }
+  // setmaxnreg's counts for the producer, the softmax warpgroup and the P V warpgroups, whose sum
+  // stays within the block's file (128 x (32 + 80 + 2 x 200) = 65536 at 64 keys): the splits at
+  // which ptxas 13.0 allocates the instances without spills (with 64 keys it spills 28 bytes at the
+  // 32-key split, and 16 with 32 keys at the 64-key one).
+  KTUNE_GEOMETRY_FN int softmax_registers() const { return 80; }
+  KTUNE_GEOMETRY_FN int producer_registers() const {
+    return softmax_warpgroup() && keys == 64 ? 32 : kProducerRegisters;
+  }
+  KTUNE_GEOMETRY_FN int value_registers() const {
+    return softmax_warpgroup() ? (keys == 64 ? 200 : 192) : kMathRegisters;
+  }
   KTUNE_GEOMETRY_FN int copy_threads() const { return producer() ? kWarpgroupThreads : threads; }
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
   KTUNE_GEOMETRY_FN int key_blocks() const { return keys / 16; }
@@ -179,9 +202,11 @@ struct MmaGeometry {
   // warps, the first warpgroup, one m-tile each.)
   KTUNE_GEOMETRY_FN int qk_key_warp_of(int w) const { return w % qk_key_warps(); }
   KTUNE_GEOMETRY_FN int qk_m_tile_of(int w) const { return (w / qk_key_warps()) * qk_m_tiles(); }
-  // P V: the m-tiles of a warp's O rows, and its blocks of 16 value dims.
+  // P V: its warps (all math warps but a softmax warpgroup's), the m-tiles of a warp's O rows,
+  // and its blocks of 16 value dims.
+  KTUNE_GEOMETRY_FN int pv_warps() const { return softmax_warpgroup() ? warps() - 4 : warps(); }
   KTUNE_GEOMETRY_FN int pv_m_tiles() const { return qk_wgmma ? 1 : m_tiles(); }
-  KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / (qk_wgmma ? warps() / 4 : warps()); }
+  KTUNE_GEOMETRY_FN int pv_blocks() const { return kValueDim / 16 / (qk_wgmma ? pv_warps() / 4 : pv_warps()); }
   // Independent accumulator chains per S block in Q K^T. A warp with one or two S blocks would
   // wait out the matrix core's latency at each of its 36 dependent steps; three chains (both the
   // 18 bf16 and the 9 fp8 steps divide by 3) keep several in flight.
@@ -208,8 +233,14 @@ struct MmaGeometry {
   // per term) has rows padded by 16 bytes; for wgmma, rows of keys x 2 bytes in wgmma's swizzle
   // (wg::KMajorRows), and only the first term has its own: wgmma_ss's second goes into the tile's
   // rope panel (dims 512 .. 575, keys x 128 bytes, as many), which Q K^T has read and P V does not.
+  // With a softmax warpgroup, P of every tile goes into its rope panel, whose 64 rows x keys x 2
+  // bytes is exactly P's 64 x keys in fp16, so there is no sP.
   // Then one fp32 per (key block, row) for the cross-warp row reductions, and with a producer
-  // two mbarriers per ring slot: full (its copies landed) and empty (its last reader is done).
+  // two mbarriers per ring slot: full (its copies landed) and empty (its last reader is done);
+  // with a softmax warpgroup also a rescale record per slot before them and a third mbarrier, ready
+  // (the slot's P and record are written). The record is the softmax warpgroup's word to the P V
+  // warpgroups about a tile: the factor by which each of the 64 rows' O is rescaled, then one byte
+  // per softmax warp, nonzero where one of its rows moved its maximum; padded to 16 bytes.
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
@@ -229,10 +260,18 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int p_terms() const { return fp8() || (qk_wgmma && !pv_ss) ? 1 : 2; }
   KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }
   KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
-  KTUNE_GEOMETRY_FN int p_bytes() const { return (qk_wgmma ? 1 : p_terms()) * p_term_bytes(); }
+  KTUNE_GEOMETRY_FN int p_bytes() const {
+    return softmax_warpgroup() ? 0 : (qk_wgmma ? 1 : p_terms()) * p_term_bytes();
+  }
   KTUNE_GEOMETRY_FN int reduce_offset() const { return p_offset() + p_bytes(); }
-  KTUNE_GEOMETRY_FN int barrier_offset() const { return reduce_offset() + key_blocks() * rows * 4; }
-  KTUNE_GEOMETRY_FN int shared_bytes() const { return barrier_offset() + (producer() ? 2 * stages * 8 : 0); }
+  KTUNE_GEOMETRY_FN int record_offset() const { return reduce_offset() + key_blocks() * rows * 4; }
+  KTUNE_GEOMETRY_FN int record_bytes() const { return (kWgmmaRows + 4) * 4; }
+  KTUNE_GEOMETRY_FN int barrier_offset() const {
+    return record_offset() + (softmax_warpgroup() ? stages * record_bytes() : 0);
+  }
+  KTUNE_GEOMETRY_FN int shared_bytes() const {
+    return barrier_offset() + (producer() ? (softmax_warpgroup() ? 3 : 2) * stages * 8 : 0);
+  }
 
   // Copies, in 16-byte chunks, one ring slot at a time: a group of copy_threads_per_key() threads
   // moves one key row (9 chunks each, 128 or 64 contiguous bytes per group and instruction), so
@@ -247,33 +286,35 @@ struct MmaGeometry {
   // qk_chains() chains), one step's Q K^T operands (32 dims, 1 KiB per 16 rows or keys per warp;
   // fp8 keys also as codes), the P V operands (P of every m-tile; bf16: one V block; fp8: 32 dims
   // of V as codes and decoded),
-  // running max / rescale / sum per lane row, addresses and loop state. An estimate to prune
-  // configs that would spill; the compiler has the last word.
+  // running max / rescale / sum per lane row, addresses and loop state. (With a softmax warpgroup,
+  // the P V warpgroups' count, the larger: O but no S blocks.) An estimate to prune configs that
+  // would spill; the compiler has the last word.
   KTUNE_GEOMETRY_FN int live_registers() const {
     const int qk_operands =
         qk_wgmma ? 0 : (qk_m_tiles() + qk_key_blocks()) * 256 / warp + (fp8() ? 128 / warp : 0);
     const int pv_operands = qk_wgmma ? 0 : (m_tiles() * p_terms() * 128 + (fp8() ? 384 : 128)) / warp;
     const int stats = 3 * m_tiles() * (warp / 16);
-    return accumulators() + s_accumulators() + qk_operands + pv_operands + stats + 40;
+    return accumulators() + (softmax_warpgroup() ? 0 : s_accumulators()) + qk_operands + pv_operands + stats + 40;
   }
 
   // Layout conditions; the kernel static_asserts them and the host reports which one fails.
   KTUNE_GEOMETRY_FN bool shape_ok() const {
-    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 && is_pow2(math_threads()) &&
+    return is_pow2(rows) && rows >= 16 && is_pow2(keys) && keys >= 16 &&
+           (is_pow2(math_threads()) || softmax_warpgroup()) &&
            stages >= 2 * tile_slots() && stages <= kMaxRingSlots && kv_dtype >= kKvBf16 &&
            kv_dtype <= kKvFp8E4m3fnuz && (warp == 32 || warp == 64) && threads >= warp;
   }
   // The fp8 path's P V step covers two 16-dim blocks.
   KTUNE_GEOMETRY_FN bool values_fit() const {
-    return kValueDim % (16 * warps()) == 0 && (!fp8() || pv_blocks() % 2 == 0);
+    return kValueDim % (16 * pv_warps()) == 0 && (!fp8() || pv_blocks() % 2 == 0);
   }
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
-  // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two
-  // math warpgroups (and with O^T = V^T P^T optionally the producer), bf16 operands. (Its tiles'
-  // panels and P start on 1024-byte boundaries: rows x 1152 and keys x 1152 bytes are multiples of
-  // 1024 for these sizes.) pv_ss is a form of wgmma's P V.
+  // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two P V
+  // warpgroups (and with O^T = V^T P^T optionally the producer, or the producer and a softmax
+  // warpgroup), bf16 operands. (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152
+  // and keys x 1152 bytes are multiples of 1024 for these sizes.) pv_ss is a form of wgmma's P V.
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
-    return qk_wgmma ? rows == kWgmmaRows && math_threads() == kWgmmaThreads && warp == 32 && wgmma_keys(keys) &&
+    return qk_wgmma ? rows == kWgmmaRows && pv_warps() * warp == kWgmmaThreads && warp == 32 && wgmma_keys(keys) &&
                           !fp8()
                     : !pv_ss;
   }

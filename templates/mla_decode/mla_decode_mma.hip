@@ -28,6 +28,10 @@
 //     warpgroups at a barrier and then hold their issue slots; with the producer the copies
 //     overlap the math (on the H200 0.90x to 0.96x the time on issue 6's 64-row targets,
 //     results/nvidia-h200/mla_decode_producer_ab.md).
+//   - wgmma at 512 threads (MmaGeometry::softmax_warpgroup): a softmax warpgroup takes Q K^T and
+//     the softmax alone, ahead of two P V warpgroups, so that a tile's Q K^T and softmax overlap
+//     the previous tiles' P V instead of running while half of the math warpgroups wait (below,
+//     where it branches off).
 // Number formats at the matrix cores (fp32 accumulation throughout):
 //   P V with a bf16 cache on mma.sync / MFMA and wgmma_ss (MmaGeometry::p_terms() == 2): V in bf16 as the tile
 //     holds it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded),
@@ -92,7 +96,9 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 // spills, against 172 and none). A second CTA still shares the unit where registers and shared
 // memory leave room (128 threads and a shallow ring: resident_blocks in tuner/kernels/targets.cpp).
 // (At 384 threads the block starts with 168 registers a thread, which setmaxnreg then moves from
-// the producer to the math warpgroups: ptxas 13.0 allocates their code within 232, no spills.)
+// the producer to the math warpgroups: ptxas 13.0 allocates their code within 232, no spills. At
+// 512 it starts with 128, and the softmax warpgroup's code runs within
+// MmaGeometry::softmax_registers, the P V warpgroups' within value_registers, no spills either.)
 template <int ROWS, int KEYS, int THREADS, int STAGES, int MATH, int KV_DTYPE, int CAUSAL, int MASK_SHIFT>
 __global__ void __launch_bounds__(THREADS, 1)
     mla_decode_mma(const u16* __restrict__ q, const u8* __restrict__ kv_cache, const i32* __restrict__ block_table,
@@ -128,9 +134,14 @@ __global__ void __launch_bounds__(THREADS, 1)
   // issue copies nor join the producer's barriers: they meet on named barrier 1, and each ring
   // slot has two mbarriers, full (the producer's copies landed) and empty (all math threads are
   // done reading it). Without one, the whole block computes and copies, and meets on
-  // __syncthreads.
+  // __syncthreads. With a softmax warpgroup besides (below) the math warpgroups meet on named
+  // barrier 2, the P V warpgroups alone on 3, the softmax warpgroup alone on 4, and each slot has
+  // a third mbarrier, ready (the softmax warpgroup wrote its P and record); only the P V
+  // warpgroups arrive on empty.
   constexpr bool WS = G.producer();
+  constexpr bool SOFTMAX_WG = G.softmax_warpgroup();  // (WS too)
   constexpr int MATH_THREADS = G.math_threads();
+  constexpr int PV_THREADS = G.pv_warps() * kWarp;  // with WS, the math threads that release a slot
   auto math_sync = [] {
     if constexpr (WS) wg::sync<MATH_THREADS>(1); else __syncthreads();
   };
@@ -147,6 +158,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
   u64* const full = reinterpret_cast<u64*>(smem_bytes + G.barrier_offset());        // [STAGES] (WS)
   u64* const empty = full + STAGES;                                                   // [STAGES] (WS)
+  u64* const ready = empty + STAGES;                                                  // [STAGES] (SOFTMAX_WG)
+  u8* const sRecord = smem_bytes + G.record_offset();  // [STAGES][G.record_bytes()] (SOFTMAX_WG)
 
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarp;
@@ -154,7 +167,11 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int ctid = WS ? tid - MATH_THREADS : tid;  // this thread's place among the copying threads
   if constexpr (WS) {
     if (tid == 0)
-      for (int u = 0; u < STAGES; ++u) ws::init(full + u, G.copy_threads()), ws::init(empty + u, MATH_THREADS);
+      for (int u = 0; u < STAGES; ++u) {
+        ws::init(full + u, G.copy_threads());
+        ws::init(empty + u, PV_THREADS);
+        if constexpr (SOFTMAX_WG) ws::init(ready + u, kWarpgroupThreads);
+      }
     __syncthreads();  // the barriers, for all (the last barrier of the whole block)
   }
   const int b = static_cast<int>(blockIdx.z);
@@ -237,7 +254,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   // (its page look-ups a slot ahead, so that a slot's copies wait on no block-table load).
   if constexpr (WS) {
     if (tid >= MATH_THREADS) {  // warpgroup-uniform
-      ws::shrink_registers<kProducerRegisters>();
+      ws::shrink_registers<G.producer_registers()>();
       SlotRows next = look_up(0);
       for (int u = 0; u < num_slots; ++u) {
         const SlotRows rows = next;
@@ -248,7 +265,11 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       return;  // the math threads wait for every slot's copies: none lands after the block leaves
     }
-    ws::grow_registers<kMathRegisters>();
+    // (With a softmax warpgroup, each math warpgroup sets its registers where its code parts
+    // from the others': ptxas allocates the code that a setmaxnreg dominates within its count.)
+    if constexpr (!SOFTMAX_WG) {
+      ws::grow_registers<kMathRegisters>();
+    }
   }
 
   // Prologue: the q tile (zeros for padding rows) with slot 0 in the first group, then the other
@@ -332,7 +353,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     return PV_RS ? 16 * (slot / 4) + 8 * (slot / 2 % 2) + 2 * (lane % 4) + slot % 2
                  : (PV_SS ? warp % 4 : slot / LR) * 16 + mc::lane_row(slot % LR);
   };
-  const int pv_dim0 = (WGMMA ? warp / 4 : warp) * PVB * 16;
+  const int pv_dim0 = (WGMMA ? warp / 4 - (SOFTMAX_WG ? 1 : 0) : warp) * PVB * 16;
   // Running row maxima, kept by every thread for the rows it touches: its S rows (qk) and its O
   // rows. Both come from the same shared reductions, so they agree.
   float max_qk[QMT][LR], sum_qk[QMT][LR], max_o[O_SLOTS];
@@ -347,6 +368,193 @@ __global__ void __launch_bounds__(THREADS, 1)
   for (int mt = 0; mt < PMT; ++mt)
 #pragma unroll
     for (int pb = 0; pb < PVB; ++pb) mc::zero(acc[mt][pb]);
+
+  // wgmma (PV_RS): the rows go out through shared memory (q and the ring, free by then),
+  // [row][kStageStride] fp32, then in 16-byte vectors, a loop that is not unrolled: written element
+  // by element, the 128 accumulators' stores with their row checks and two destinations were most
+  // of the kernel's code, fetched cold by every SM at the end of every CTA. (A stride of 516 words
+  // puts the lanes of one store, 8 dims x rows 0, 2, 4, 6, on distinct banks.) stage_rows: this
+  // thread's O rows, times inv; then, once all that hold O have staged theirs, store_rows by
+  // `threads` of them, this one the `first`.
+  constexpr int kStageStride = kValueDim + 4;
+  static_assert(!PV_RS || ROWS * kStageStride * 4 <= G.p_offset(), "the staged rows fit in q and the ring");
+  float* const sO = reinterpret_cast<float*>(smem_bytes);
+  auto stage_rows = [&](const mc::Acc16* blocks, const float* inv) {
+#pragma unroll
+    for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+      for (int e = 0; e < mc::kLaneAcc; ++e) {
+        const int slot = o_slot(0, pb, e);
+        const int dim = pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e);
+        sO[o_row(slot) * kStageStride + dim] = blocks[pb].v[e] * inv[slot];
+      }
+  };
+  auto store_rows = [&](int first, int threads) {
+    const int batch = static_cast<int>(gridDim.z);
+    constexpr int kVecs = kValueDim / 8;  // 8 dims a vector
+    const int live_rows = min_of(ROWS, rows_per_request - row0);
+#pragma unroll 1
+    for (int i = first; i < live_rows * kVecs; i += threads) {
+      const int r = i / kVecs, d = i % kVecs * 8;
+      const u32x4 lo = load16(sO + r * kStageStride + d), hi = load16(sO + r * kStageStride + d + 4);
+      const i64 out_row = static_cast<i64>(b) * rows_per_request + row0 + r;
+      if (num_splits == 1) {
+        const float x[8] = {__uint_as_float(lo.x), __uint_as_float(lo.y), __uint_as_float(lo.z), __uint_as_float(lo.w),
+                            __uint_as_float(hi.x), __uint_as_float(hi.y), __uint_as_float(hi.z), __uint_as_float(hi.w)};
+        store16(o + out_row * kValueDim + d, pack_bf16x8(x));
+      } else {
+        float* const dst = part_o + (static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + d;
+        store16(dst, lo);
+        store16(dst + 4, hi);
+      }
+    }
+  };
+
+  // P against the rows' running maxima unless a score passes them by more than kSlack (below).
+  constexpr float kSlack = 8.f;
+
+  // The softmax warpgroup (SOFTMAX_WG, warps 0 to 3) computes S = Q K^T and P of each tile as soon
+  // as its slot is full, up to the whole ring ahead of the P V warpgroups (warps 4 to 11, value
+  // dims 0 .. 255 and 256 .. 511), and hands the tile over in its own slot: P (fp16, as sP's
+  // KMajorRows) in the rope panel, which only Q K^T reads, and the rows' rescale factors in the
+  // slot's record, both published by the slot's mbarrier `ready`. Only the P V warpgroups release a
+  // slot (empty), so its P and record are written again only after both have read them. The
+  // running maxima and sums are the softmax warpgroup's alone, and all of a row's scores lie in
+  // the 4 lanes of one warp: a row's maximum moves on its own, after a quad's shuffles, where the
+  // other paths exchange the maxima between warps and move all rows at once.
+  if constexpr (SOFTMAX_WG) {
+    static_assert(ROWS * G.p_stride() == Tile::kPanelBytes, "P fills the tile's rope panel");
+    constexpr int kFlagsByte = kWgmmaRows * 4;  // the record's per-warp flags, after the factors
+    auto rope_panel = [&](int t) -> u8* {
+      return sRing + t % STAGES * STAGE_BYTES + Tile::offset(0, kValueDim * 2);
+    };
+    wg::proxy_fence();          // this thread's part of the q tile, for the tensor cores' reads
+    wg::sync<MATH_THREADS>(2);  // ... and everyone's
+    if (warp < 4) {  // the softmax warpgroup (warpgroup-uniform)
+      ws::shrink_registers<G.softmax_registers()>();
+      for (int t = 0; t < num_tiles; ++t) {
+        ws::wait(full + t % STAGES, (t / STAGES) & 1);
+        wg::proxy_fence();  // the slot's rows, for the tensor cores' reads
+        mc::Acc16 s[QKB];
+        wg::start_product<KEYS, kHeadDim, ROWS, KEYS>(s, sQ, sRing + t % STAGES * STAGE_BYTES);
+        wg::finish_product(s);
+        // Every warp's share of the product done before any overwrites the rope panel with P: a
+        // warp's wait covers its own rows, and PTX does not say that all warps' reads of the
+        // shared K operand are over by then.
+        wg::sync<kWarpgroupThreads>(4);
+        // Mask and scale; per row the tile's maximum (a quad's), and where it passes the running
+        // maximum by more than kSlack, the row moves to it: its sum and (through the record) O
+        // are rescaled by alpha, 0 for a row that had seen no key (its sum and O are 0).
+        const int tile_start = k_begin + t * KEYS;
+        float* const alpha_out = reinterpret_cast<float*>(sRecord + t % STAGES * G.record_bytes());
+        float tile_max[LR];
+#pragma unroll
+        for (int i = 0; i < LR; ++i) tile_max[i] = neg_inf();
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+          for (int e = 0; e < mc::kLaneAcc; ++e) {
+            const int slot = mc::row_slot(e);
+            const int key = tile_start + kb * 16 + mc::acc_col(e);
+            const float x = key < row_limit[0][slot] ? s[kb].v[e] * score_scale : neg_inf();
+            s[kb].v[e] = x;
+            tile_max[slot] = fmaxf(tile_max[slot], x);
+          }
+        bool moved = false;
+        float base[LR];
+#pragma unroll
+        for (int i = 0; i < LR; ++i) {
+          const float m = group_max<mc::kRowLanes>(tile_max[i]);
+          const bool move = m > max_qk[0][i] + kSlack;
+          const float alpha = move ? fast_exp2(max_qk[0][i] - m) : 1.f;
+          if (move) max_qk[0][i] = m, sum_qk[0][i] *= alpha;
+          moved |= move;
+          if (lane % mc::kRowLanes == 0) alpha_out[warp * 16 + mc::lane_row(i)] = alpha;
+          // A row that has seen no key yet keeps max -inf; subtracting 0 keeps its P at 0.
+          base[i] = max_qk[0][i] == neg_inf() ? 0.f : max_qk[0][i];
+        }
+        // Elements e and e + 1 of a block are adjacent keys of one row: one 4-byte store (the
+        // swizzle moves 16-byte chunks).
+        u8* const p = rope_panel(t);
+#pragma unroll
+        for (int kb = 0; kb < QKB; ++kb)
+#pragma unroll
+          for (int e = 0; e < mc::kLaneAcc; e += 2) {
+            const int slot = mc::row_slot(e);
+            const float x0 = fast_exp2(s[kb].v[e] - base[slot]), x1 = fast_exp2(s[kb].v[e + 1] - base[slot]);
+            sum_qk[0][slot] += x0 + x1;
+            const u32 at = PRows::offset(warp * 16 + mc::acc_row(e), (kb * 16 + mc::acc_col(e)) * 2);
+            *reinterpret_cast<u32*>(p + at) = float_to_f16(x0) | float_to_f16(x1) << 16;
+          }
+        const bool warp_moved = wg::warp_any(moved);
+        if (lane == 0) sRecord[t % STAGES * G.record_bytes() + kFlagsByte + warp] = warp_moved;
+        wg::proxy_fence();  // P, for the tensor cores' reads
+        ws::arrive(ready + t % STAGES);
+      }
+      // Epilogue: the rows' sums (a quad's), for the P V warpgroups' normalisation, and lse (a
+      // row that saw no key: -inf).
+      const int batch = static_cast<int>(gridDim.z);
+#pragma unroll
+      for (int i = 0; i < LR; ++i) {
+        const float sum = group_sum<mc::kRowLanes>(sum_qk[0][i]);
+        const int r = warp * 16 + mc::lane_row(i);
+        if (lane % mc::kRowLanes == 0) {
+          sReduce[r] = sum;
+          if (row0 + r < rows_per_request) {
+            const float row_lse = sum > 0.f ? (max_qk[0][i] + log2f(sum)) * kLn2 : neg_inf();
+            const i64 out_row = static_cast<i64>(b) * rows_per_request + row0 + r;
+            if (num_splits == 1) {
+              if (lse != nullptr) lse[out_row] = row_lse;
+            } else {
+              part_lse[static_cast<i64>(split) * batch * rows_per_request + out_row] = row_lse;
+            }
+          }
+        }
+      }
+      wg::sync<MATH_THREADS>(2);  // the sums, for the P V warpgroups
+    } else {  // a P V warpgroup
+      ws::grow_registers<G.value_registers()>();
+      mc::Acc16 pv_acc[PVB];  // O^T over this warpgroup's dims, as acc[0] of the other paths
+#pragma unroll
+      for (int pb = 0; pb < PVB; ++pb) mc::zero(pv_acc[pb]);
+      for (int t = 0; t < num_tiles; ++t) {
+        // The tile landed (the softmax warpgroup waited for it), and its P and record are written.
+        ws::wait(ready + t % STAGES, (t / STAGES) & 1);
+        const u8* const v = sRing + t % STAGES * STAGE_BYTES;
+        const u8* const record = sRecord + t % STAGES * G.record_bytes();
+        // Rows that moved their maximum: O's rescale factors (1 for the other rows). The same word
+        // for all threads: a uniform branch.
+        if (*reinterpret_cast<const u32*>(record + kFlagsByte) != 0) {
+          const float* const alpha = reinterpret_cast<const float*>(record);
+#pragma unroll
+          for (int pb = 0; pb < PVB; ++pb)
+#pragma unroll
+            for (int e = 0; e < mc::kLaneAcc; ++e) pv_acc[pb].v[e] *= alpha[o_row(o_slot(0, pb, e))];
+        }
+        wg::accumulate_transposed<KEYS, G.p_stride()>(
+            pv_acc,
+            [&](int step, int m, u32(&a)[4]) {
+              wg::load_transposed_f16<Tile>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
+            },
+            rope_panel(t));
+        ws::arrive(empty + t % STAGES);  // V, P and the record read: the slot is free
+      }
+      // Epilogue: normalise (a row that saw no key: o = 0) and store through shared memory. Past
+      // the barrier every math thread is done with every tile, and the producer's copies all
+      // landed (the softmax warpgroup waited for each), so the q tile and the ring take the rows.
+      wg::sync<MATH_THREADS>(2);
+      float inv[O_SLOTS];
+#pragma unroll
+      for (int slot = 0; slot < O_SLOTS; ++slot) {
+        const float sum = sReduce[o_row(slot)];
+        inv[slot] = sum > 0.f ? kv_scale * kv_unit / sum : 0.f;
+      }
+      stage_rows(pv_acc, inv);
+      wg::sync<PV_THREADS>(3);
+      store_rows(tid - kWarpgroupThreads, PV_THREADS);
+    }
+    return;
+  }
 
   // Tile t's iteration queues the slots that tile t - 1 freed, t * SLOTS + STAGES - SLOTS onwards.
   SlotRows ahead[SLOTS];
@@ -413,7 +621,6 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     // The tile's softmax (see below): this thread's maxima over its keys, its share of the row
     // sums at the running maxima, whether one of its scores passed those by more than kSlack.
-    constexpr float kSlack = 8.f;
     float tile_max[QMT][LR], tile_sum[QMT][LR];
     bool past = false;
 #pragma unroll
@@ -662,40 +869,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   }
   if constexpr (PV_RS) {
-    // wgmma: the rows go out through shared memory (q and the ring, free now), [row][kStageStride]
-    // fp32, then in 16-byte vectors, a loop that is not unrolled: written element by element, the
-    // 128 accumulators' stores with their row checks and two destinations were most of the
-    // kernel's code, fetched cold by every SM at the end of every CTA. (A stride of 516 words puts
-    // the lanes of one store, 8 dims x rows 0, 2, 4, 6, on distinct banks.)
-    constexpr int kStageStride = kValueDim + 4;
-    static_assert(ROWS * kStageStride * 4 <= G.p_offset(), "the staged rows fit in q and the ring");
-    float* const sO = reinterpret_cast<float*>(smem_bytes);
-#pragma unroll
-    for (int pb = 0; pb < PVB; ++pb)
-#pragma unroll
-      for (int e = 0; e < mc::kLaneAcc; ++e) {
-        const int slot = o_slot(0, pb, e);
-        const int dim = pv_dim0 + 64 * (pb / 4) + 16 * (warp % 4) + mc::acc_row(e);
-        sO[o_row(slot) * kStageStride + dim] = acc[0][pb].v[e] * inv[slot];
-      }
+    stage_rows(acc[0], inv);
     math_sync();
-    constexpr int kVecs = kValueDim / 8;  // 8 dims a vector
-    const int live_rows = min_of(ROWS, rows_per_request - row0);
-#pragma unroll 1
-    for (int i = tid; i < live_rows * kVecs; i += MATH_THREADS) {
-      const int r = i / kVecs, d = i % kVecs * 8;
-      const u32x4 lo = load16(sO + r * kStageStride + d), hi = load16(sO + r * kStageStride + d + 4);
-      const i64 out_row = static_cast<i64>(b) * rows_per_request + row0 + r;
-      if (num_splits == 1) {
-        const float x[8] = {__uint_as_float(lo.x), __uint_as_float(lo.y), __uint_as_float(lo.z), __uint_as_float(lo.w),
-                            __uint_as_float(hi.x), __uint_as_float(hi.y), __uint_as_float(hi.z), __uint_as_float(hi.w)};
-        store16(o + out_row * kValueDim + d, pack_bf16x8(x));
-      } else {
-        float* const dst = part_o + (static_cast<i64>(split) * batch * rows_per_request + out_row) * kValueDim + d;
-        store16(dst, lo);
-        store16(dst + 4, hi);
-      }
-    }
+    store_rows(tid, MATH_THREADS);
   } else {
 #pragma unroll
     for (int mt = 0; mt < PMT; ++mt)

@@ -277,7 +277,55 @@ TEST(MlaDecodeFamily, WgmmaTakesAProducerWarpgroupAt384Threads) {
   EXPECT_EQ(mla_tile::kMathRegisters * 256 + mla_tile::kProducerRegisters * 128, 65536 / 384 / 8 * 8 * 384);
   // 384 threads of another layout are not a producer's: wgmma_ss, or other warpgroups.
   EXPECT_FALSE(mma_geometry({64, 64, 384, 2, 0, kMathWgmmaSs}, num::KvDtype::bf16, 32).valid());
-  EXPECT_FALSE(mma_geometry({64, 64, 512, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32).valid());
+  EXPECT_FALSE(mma_geometry({64, 64, 640, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32).valid());
+}
+
+// math=wgmma at 512 threads: a softmax warpgroup (Q K^T and the softmax, a tile ahead), two P V
+// warpgroups and the producer. P goes into each tile's rope panel, so there is no sP; a rescale
+// record and a third mbarrier (ready) per ring slot follow the reductions.
+TEST(MlaDecodeFamily, WgmmaTakesASoftmaxWarpgroupAt512Threads) {
+  const Key h16{16, 4, true, num::KvDtype::bf16, 128};
+  EXPECT_EQ(why_not(h16, {64, 64, 512, 2, 0, kMathWgmma}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h16, {64, 32, 512, 4, 0, kMathWgmma}, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h16, {64, 32, 512, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
+  // Only math=wgmma has one, and only with a bf16 cache.
+  EXPECT_THAT(why_not(h16, {64, 64, 512, 2, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
+              HasSubstr("two math warpgroups (256 threads)"));
+  EXPECT_THAT(why_not({16, 4, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 64, 512, 2, 0, kMathWgmma}, "sm_90a")
+                  .value_or(""),
+              HasSubstr("bf16 only"));
+  EXPECT_THAT(why_not(h16, {64, 64, 128, 2, 0, kMathWgmma}, "sm_90a").value_or(""),
+              HasSubstr("or 512 with a producer and a softmax warpgroup"));
+  const auto with = mma_geometry({64, 64, 512, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
+  const auto producer = mma_geometry({64, 64, 384, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
+  EXPECT_TRUE(with.valid());
+  EXPECT_TRUE(with.producer());
+  EXPECT_TRUE(with.softmax_warpgroup());
+  EXPECT_FALSE(producer.softmax_warpgroup());
+  EXPECT_EQ(with.math_threads(), 384);
+  EXPECT_EQ(with.copy_threads(), 128);
+  EXPECT_EQ(with.pv_warps(), 8);
+  EXPECT_EQ(with.pv_blocks(), producer.pv_blocks());
+  EXPECT_EQ(with.accumulators(), producer.accumulators());
+  EXPECT_EQ(with.copy_passes(), producer.copy_passes());
+  EXPECT_EQ(with.p_bytes(), 0);
+  EXPECT_EQ(with.reduce_offset(), with.p_offset());
+  EXPECT_EQ(with.record_offset(), with.reduce_offset() + 4 * 64 * 4);
+  EXPECT_EQ(with.barrier_offset(), with.record_offset() + 2 * with.record_bytes());
+  EXPECT_EQ(with.shared_bytes(), with.barrier_offset() + 3 * 2 * 8);
+  EXPECT_EQ(with.barrier_offset() % 8, 0) << "mbarriers are 8-byte words";
+  EXPECT_EQ(mma_geometry({64, 32, 512, 4, 0, kMathWgmma}, num::KvDtype::bf16, 32).barrier_offset() % 8, 0);
+  EXPECT_LE(with.shared_bytes(), 227 * 1024);
+  const LaunchInfo info = family().launch_info(to_params(h16), to_params(Config{64, 64, 512, 2, 0, kMathWgmma}));
+  EXPECT_EQ(info.threads_per_block, 512);
+  EXPECT_EQ(info.shared_bytes, with.shared_bytes());
+  // setmaxnreg's counts fill at most the block's file, 128 registers a thread at 512 threads.
+  for (int keys : {32, 64}) {
+    const auto g = mma_geometry({64, keys, 512, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
+    EXPECT_LE((g.producer_registers() + g.softmax_registers() + 2 * g.value_registers()) * 128, 65536) << keys;
+  }
+  EXPECT_EQ(producer.producer_registers(), mla_tile::kProducerRegisters);
+  EXPECT_EQ(producer.value_registers(), mla_tile::kMathRegisters);
 }
 
 // math=wgmma_t at 384 threads: its two math warpgroups and a producer that fills both rings.

@@ -38,6 +38,7 @@ constexpr MathConfigs kMathConfigs[] = {
     {"mma", {16, 16, 64, 3, 0, kMathMma}, {16, 32, 128, 4, 1, kMathMma}},
     {"wgmma", {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_producer", {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 1, kMathWgmma}, Caches::kBf16},
+    {"wgmma_softmax", {64, 32, 512, 4, 0, kMathWgmma}, {64, 64, 512, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, Caches::kBf16},
     {"wgmma_t", {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},
     {"wgmma_t_producer", {16, 64, 384, 2, 0, kMathWgmmaT}, {16, 64, 384, 2, 1, kMathWgmmaT}, Caches::kFp8},

@@ -105,6 +105,8 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
                        math, deeper.stages, target.arch);
   if (c.math == kMathWgmmaT) return std::nullopt;  // every warp takes part in both of its products
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
+  // (The P V warpgroups beside a softmax warpgroup sit Q K^T out by design: it runs a tile ahead.)
+  if (g.softmax_warpgroup()) return std::nullopt;
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
   // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
   // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
@@ -127,10 +129,13 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
                        math);
   if (c.rows != mla_tile::kWgmmaRows)
     return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
-  if (c.threads != mla_tile::kWgmmaThreads && !(c.math == kMathWgmma && c.threads == kWgmmaProducerThreads))
+  if (c.threads != mla_tile::kWgmmaThreads &&
+      !(c.math == kMathWgmma && one_of(c.threads, {kWgmmaProducerThreads, kWgmmaSoftmaxThreads})))
     return fmt::format("threads={}: math={} runs two math warpgroups ({} threads){}", c.threads, math,
                        mla_tile::kWgmmaThreads,
-                       c.math == kMathWgmma ? fmt::format(", or {} with a producer warpgroup", kWgmmaProducerThreads)
+                       c.math == kMathWgmma ? fmt::format(", or {} with a producer warpgroup, or {} with a producer "
+                                                          "and a softmax warpgroup",
+                                                          kWgmmaProducerThreads, kWgmmaSoftmaxThreads)
                                             : "");
   if (!mla_tile::wgmma_keys(c.keys)) return fmt::format("keys={}: math={} takes 32 or 64 keys per tile", c.keys, math);
   return std::nullopt;
@@ -176,17 +181,24 @@ std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype
   if (!g.values_fit())
     return fmt::format("math={}: {} warps cannot split the 512 value dims into blocks of 16", math, g.warps());
   if (auto why = shared_excess(g.shared_bytes(), target)) return why;
-  // With a producer warpgroup the kernel gives the math warpgroups kMathRegisters each (setmaxnreg).
+  // With a producer warpgroup the kernel moves registers between warpgroups (setmaxnreg): to the P V
+  // warpgroups value_registers() each, to the producer producer_registers(), and to a softmax
+  // warpgroup softmax_registers().
   if (g.producer()) {
-    const int64_t moved = int64_t{mla_tile::kMathRegisters} * g.math_threads() +
-                          int64_t{mla_tile::kProducerRegisters} * g.copy_threads();
+    const int64_t softmax =
+        g.softmax_warpgroup() ? int64_t{g.softmax_registers()} * mla_tile::kWarpgroupThreads : 0;
+    const int64_t moved = int64_t{g.value_registers()} * g.pv_warps() * g.warp + softmax +
+                          int64_t{g.producer_registers()} * g.copy_threads();
     if (moved > target.registers_per_block)
-      return fmt::format("threads={}: math={} gives its math warpgroups {} registers a thread and its producer {}, "
-                         "{} in all, more than {}'s {} per block",
-                         c.threads, math, mla_tile::kMathRegisters, mla_tile::kProducerRegisters, moved, target.arch,
-                         target.registers_per_block);
+      return fmt::format("threads={}: math={} gives its P V warpgroups {} registers a thread, its producer {}{}, {} "
+                         "in all, more than {}'s {} per block",
+                         c.threads, math, g.value_registers(), g.producer_registers(),
+                         g.softmax_warpgroup()
+                             ? fmt::format(" and its softmax warpgroup {}", g.softmax_registers())
+                             : "",
+                         moved, target.arch, target.registers_per_block);
     return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target,
-                           std::min<int64_t>(target.registers_per_thread_max, mla_tile::kMathRegisters));
+                           std::min<int64_t>(target.registers_per_thread_max, g.value_registers()));
   }
   return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target,
                          registers_per_thread_budget(c, target));

@@ -20,6 +20,8 @@ constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dt
 // The thread count of math=wgmma and math=wgmma_t with a producer warpgroup (MmaGeometry::producer,
 // TransposedGeometry::producer).
 constexpr int kWgmmaProducerThreads = mla_tile::kWgmmaThreads + mla_tile::kWarpgroupThreads;
+// math=wgmma's thread count with a softmax warpgroup besides (MmaGeometry::softmax_warpgroup).
+constexpr int kWgmmaSoftmaxThreads = kWgmmaProducerThreads + mla_tile::kWarpgroupThreads;
 
 // The transposed kernel's geometry (math wgmma_t).
 constexpr mla_tile::TransposedGeometry transposed_geometry(const Config& c, num::KvDtype kv_dtype) noexcept {

@@ -1,32 +1,31 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main, then
-# scripts/device/probes/build.sh mla_decode_pv_warpgroups here, which adds .devbin/probe/): the
-# probe mla_decode_pv_warpgroups. math=wgmma at 512 threads (MmaGeometry::softmax_warpgroup): a
-# softmax warpgroup takes Q K^T and the softmax of each tile as soon as its slot is full, and two
-# P V warpgroups (256 value dims each) follow, up to the ring behind, reading P from the tile's
-# rope panel and the rows' rescale factors from a record per slot (a third mbarrier, ready, per
-# slot); the producer warpgroup as at 384 threads. At 384 threads the tile's chain is Q K^T,
-# softmax, then P V, with the second warpgroup idle through the first two: on the H200 ~2.5 µs of
-# math a tile against ~2.1 µs of copies at H 12 L 4 B 32 (results/nvidia-h200/profiles).
-# The family accepts threads=512 only in the probe's host code, so the probe's side runs the probe
-# build's ktune (.devbin/probe/ktune) and main's side main's ($KTUNE), in alternating rounds
-# (bench_ab.py --probe), every bench verified. Main's side: its best config,
-# 384 threads, keys=64 stages=2; the probe's: 512 threads, keys=64 stages=2 (and keys=32 stages=4
-# at h12_l4c), and 384 threads through the probe's ktune at h12_l4c, a control (its kernel is
-# byte-identical to main's).
-# (a) the probe build's GPU tests of mla_decode (ktune_gpu_tests, the 512-thread configs among
-# them); (b) the A/B; (c) the smoke space's keys with 512-thread wgmma configs (32- and 64-key
-# tiles), swept and verified by the probe's ktune.
-# Writes $OUT/pv_warpgroups_gpu_tests.txt, $OUT/pv_warpgroups_ab.{md,jsonl} and
+# On the GPU machine, over a carried .devbin/: the A/B that measured mla_decode_pv_warpgroups
+# (math=wgmma at 512 threads, MmaGeometry::softmax_warpgroup: a softmax warpgroup takes Q K^T and
+# the softmax of each tile as soon as its slot is full, and two P V warpgroups (256 value dims
+# each) follow, up to the ring behind, reading P from the tile's rope panel and the rows' rescale
+# factors from a record per slot; the producer warpgroup as at 384 threads). At 384 threads the
+# tile's chain is Q K^T, softmax, then P V, with the second warpgroup idle through the first two.
+# While it was a probe (its runs in mla_decode_pv_warpgroups_ab.md): main's build from
+# scripts/device/pack.sh and the probe's in .devbin/probe/ (scripts/device/probes/build.sh).
+# Since it is in main: PVWG_BASE names a ktune without it (a build of b6af9c5 or earlier),
+# PVWG_WITH and PVWG_TESTS main's ktune and ktune_gpu_tests.
+# The base runs 384 threads, keys=64 stages=2, its best config; the change's side 512 threads,
+# keys=64 stages=2 (and keys=32 stages=4 at h12_l4c), and 384 threads at h12_l4c, a control (its
+# kernel is byte-identical to the base's), in alternating rounds (bench_ab.py --probe), every
+# bench verified.
+# (a) the GPU tests of mla_decode with the change (the 512-thread configs among them); (b) the
+# A/B; (c) the smoke space's keys with 512-thread wgmma configs (32- and 64-key tiles), swept and
+# verified. Writes $OUT/pv_warpgroups_gpu_tests.txt, $OUT/pv_warpgroups_ab.{md,jsonl} and
 # $OUT/pv_warpgroups_smoke.txt. For a short lease: PVWG_ROUNDS (default 3) rounds of the A/B, and
 # PVWG_SMOKE=0 skips (c).
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
-probe_ktune=.devbin/probe/ktune
-probe_tests=.devbin/probe/ktune_gpu_tests
-for f in "$probe_ktune" "$probe_tests"; do
-  [ -x "$f" ] || { echo "mla_decode_pv_warpgroups: no $f (scripts/device/probes/build.sh)" >&2; exit 1; }
+base_ktune=${PVWG_BASE:-$KTUNE}
+probe_ktune=${PVWG_WITH:-.devbin/probe/ktune}
+probe_tests=${PVWG_TESTS:-.devbin/probe/ktune_gpu_tests}
+for f in "$base_ktune" "$probe_ktune" "$probe_tests"; do
+  [ -x "$f" ] || { echo "mla_decode_pv_warpgroups_ab: no $f" >&2; exit 1; }
 done
 v=$(mktemp -d)
 
@@ -61,7 +60,7 @@ h12_l4c 384 threads (control) | $bf16 $h12c --config '$k64 threads=384 split=1'
 EOF2
 # bench_ab.py alternates the sides by round (main's cases, then the probe's) and sets each probe
 # case against main's case of its first word.
-timeout 360 ./scripts/bench_ab.py "$v/main.txt" --rounds "${PVWG_ROUNDS:-3}" --timeout 30 --ktune "$KTUNE" \
+timeout 360 ./scripts/bench_ab.py "$v/main.txt" --rounds "${PVWG_ROUNDS:-3}" --timeout 30 --ktune "$base_ktune" \
   --probe "$probe_ktune" --probe-cases "$v/probe.txt" --json-out "$out/pv_warpgroups_ab.jsonl" \
   >"$out/pv_warpgroups_ab.md"
 cat "$out/pv_warpgroups_ab.md"
