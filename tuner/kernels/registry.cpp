@@ -1,4 +1,5 @@
-// The kernel families compiled into ktune. A new family adds one line here.
+// The kernel families compiled into ktune. A new family adds one line here, and its name to
+// scripts/families.sh and dispatch/runtime/CMakeLists.txt (tests/cli/family_lists_test.cpp).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
