@@ -12,11 +12,6 @@ namespace ktune::testing {
 namespace {
 namespace fs = std::filesystem;
 
-// Skips (saying why) when the compiler for `arch` cannot run on this machine.
-#define SKIP_WITHOUT_COMPILER(result, arch)                                                    \
-  if (contains((result).output, "cannot compile for " arch))                                   \
-  GTEST_SKIP() << "no compiler for " arch " here: " << (result).output
-
 TEST(CompileCli, SmokeSpaceCompilesForGfx90aAndThenComesFromTheCache) {
   CliTempDir cache;
   const std::string env = "KTUNE_CACHE_DIR=" + cache.path();
