@@ -30,7 +30,11 @@ def kernels(path):
     """{(target, symbol): (size, sha256)} of the function symbols of the ELF code object in a cache
     entry; target names the ELF's machine and flags (the arch), since both vendors' compilers give
     an instance the same symbol."""
-    blob = open(path, "rb").read()
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
     start = blob.find(b"\x7fELF")
     if start < 0 or blob[start + 4] != 2 or blob[start + 5] != 1:
         fail(f"{path} holds no 64-bit little-endian ELF code object")

@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--base", default="bf16", help="the kv_dtype divided by (default bf16)")
     ap.add_argument("--other", default="fp8_e4m3fn", help="the kv_dtype compared (default fp8_e4m3fn)")
     a = ap.parse_args()
-    times = {}  # (run, key fields but kv_dtype) -> {kv_dtype: median_us}
+    times = {}  # (run, key fields but kv_dtype) -> ((rows bucket, batch), {kv_dtype: median_us})
     for i, m in enumerate(load(a.winners)):
         try:
             key = dict(m["key"])

@@ -1,7 +1,7 @@
 // scripts/code_objects_diff.py over real code-object caches: qk_rope_cache programs compiled by
 // `ktune compile` (NVRTC for sm_90a, hipRTC for gfx90a) from the embedded templates and from a
 // copy of them changed in a comment (the code must be identical) or in one comparison (the
-// kernels that use it must differ); unreadable caches are refused.
+// kernels that use it must differ); unreadable caches and entries are refused.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -110,6 +110,10 @@ TEST_F(CodeObjectsDiff, WhatIsNoCacheIsRefused) {
   const auto truncated = diff("text", "text");
   EXPECT_EQ(truncated.status, 2) << truncated.output;
   EXPECT_TRUE(contains(truncated.output, "malformed ELF code object")) << truncated.output;
+  fs::create_directories(dir.path() + "/folder/cd/cdef.kco");
+  const auto folder = diff("folder", "folder");
+  EXPECT_EQ(folder.status, 2) << folder.output;
+  EXPECT_TRUE(contains(folder.output, "cannot read " + dir.path() + "/folder/cd/cdef.kco")) << folder.output;
 }
 
 }  // namespace
