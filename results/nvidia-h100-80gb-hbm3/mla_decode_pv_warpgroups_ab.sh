@@ -7,8 +7,11 @@
 # tile's chain is Q K^T, softmax, then P V, with the second warpgroup idle through the first two.
 # While it was a probe (its runs in mla_decode_pv_warpgroups_ab.md): main's build from
 # scripts/device/pack.sh and the probe's in .devbin/probe/ (scripts/device/probes/build.sh).
-# Since it is in main: PVWG_BASE names a ktune without it (a build of b6af9c5 or earlier),
-# PVWG_WITH and PVWG_TESTS main's ktune and ktune_gpu_tests.
+# Since it is in main, both sides default to main's ktune ($KTUNE) and the tests to main's
+# ktune_gpu_tests: every other kernel of the default space compiles to the same machine code as
+# with b6af9c5's templates (scripts/code_objects_diff.py over both trees' `ktune compile --space
+# default --arch sm_90a` caches, 2026-12-06: 140 kernels identical, the four 512-thread ones new),
+# so main's 384-thread side is the base's kernel. PVWG_BASE, PVWG_WITH and PVWG_TESTS name others.
 # The base runs 384 threads, keys=64 stages=2, its best config; the change's side 512 threads,
 # keys=64 stages=2 (and keys=32 stages=4 at h12_l4c), and 384 threads at h12_l4c, a control (its
 # kernel is byte-identical to the base's), in alternating rounds (bench_ab.py --probe), every
@@ -22,8 +25,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 base_ktune=${PVWG_BASE:-$KTUNE}
-probe_ktune=${PVWG_WITH:-.devbin/probe/ktune}
-probe_tests=${PVWG_TESTS:-.devbin/probe/ktune_gpu_tests}
+probe_ktune=${PVWG_WITH:-$KTUNE}
+probe_tests=${PVWG_TESTS:-.devbin/ktune_gpu_tests}
 for f in "$base_ktune" "$probe_ktune" "$probe_tests"; do
   [ -x "$f" ] || { echo "mla_decode_pv_warpgroups_ab: no $f" >&2; exit 1; }
 done
