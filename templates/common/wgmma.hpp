@@ -222,6 +222,16 @@ __device__ __forceinline__ void mma_f16_registers<16>(mc::Acc16* d, const u32 (&
 }
 
 template <>
+__device__ __forceinline__ void mma_f16_registers<32>(mc::Acc16* d, const u32 (&a)[4], Desc b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, 1, 1, 1, 0;\n"
+      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b.bits));
+}
+
+template <>
 __device__ __forceinline__ void mma_f16_registers<64>(mc::Acc16* d, const u32 (&a)[4], Desc b) {
   asm volatile(
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
@@ -238,17 +248,18 @@ __device__ __forceinline__ void mma_f16_registers<64>(mc::Acc16* d, const u32 (&
 
 template <int N>
 struct RegisterProducts {
-  static_assert(N == 16, "RegisterProducts: n16 only");
+  static_assert(N == 16 || N == 32, "RegisterProducts: n16 and n32 only");
   __device__ __forceinline__ static void fence() { detail::fence(); }
   __device__ __forceinline__ static void commit() { detail::commit(); }
   template <int PENDING>
   __device__ __forceinline__ static void wait() {
     detail::wait<PENDING>();
   }
-  // B: rows of 128 bytes from `rows` (a 1024-byte boundary), 8-row groups 1024 bytes apart; the
-  // product's 16 k start `byte` bytes on (a multiple of 32; whole 1024-byte panels allowed).
-  __device__ __forceinline__ static void accumulate(mc::Acc16& d, const u32 (&a)[4], const u8* rows, u32 byte) {
-    detail::mma_f16_registers<16>(&d, a, detail::Desc::k_major(rows).plus(byte));
+  // d: the N / 16 accumulator blocks from d on. B: N rows of 128 bytes from `rows` (a 1024-byte
+  // boundary), 8-row groups 1024 bytes apart; the product's 16 k start `byte` bytes on (a multiple
+  // of 32; whole 1024-byte panels allowed).
+  __device__ __forceinline__ static void accumulate(mc::Acc16* d, const u32 (&a)[4], const u8* rows, u32 byte) {
+    detail::mma_f16_registers<N>(d, a, detail::Desc::k_major(rows).plus(byte));
   }
   template <int BLOCKS>
   __device__ __forceinline__ static void settle(mc::Acc16 (&d)[BLOCKS]) {

@@ -327,7 +327,10 @@ struct MmaGeometry {
 // still fill whole products and each fp8 code is decoded once per product straight into the
 // A registers. Each warpgroup streams its own tiles (every warpgroups()-th tile of the CTA's keys)
 // through its own ring; the warpgroups meet only in the q tile and, at the end, in one merge.
-constexpr int kTransposedRows = 16;   // N of both products: query rows per CTA
+// N is 16 or 32 query rows: at 32 a code's decode serves twice the rows (the CTAs of a request
+// read and decode its cache half as often) and the O^T accumulators take 128 registers a thread
+// (64 would take all 255), which leaves too few for the producer's split: 32 rows run without one.
+KTUNE_GEOMETRY_FN bool transposed_rows(int rows) { return rows == 16 || rows == 32; }
 constexpr int kTransposedKeys = 64;   // M of S^T: keys per tile
 struct TransposedGeometry {
   int rows;
@@ -365,8 +368,8 @@ struct TransposedGeometry {
   KTUNE_GEOMETRY_FN int merge_bytes() const { return kValueDim * rows * 4; }
 
   KTUNE_GEOMETRY_FN bool valid() const {
-    return rows == kTransposedRows && keys == kTransposedKeys &&
-           (threads == kWarpgroupThreads || threads == kWgmmaThreads || producer()) &&
+    return transposed_rows(rows) && keys == kTransposedKeys &&
+           (threads == kWarpgroupThreads || threads == kWgmmaThreads || (producer() && rows == 16)) &&
            stages >= 2 && stages <= kMaxRingSlots && kv_dtype != kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz &&
            stages * stage_bytes() >= merge_bytes();
   }

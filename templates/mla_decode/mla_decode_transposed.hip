@@ -5,13 +5,16 @@
 // Why transposed: a decode step has few query rows (16 heads), too few for wgmma's 64-row
 // products, and on mma.sync every warp decodes and feeds its own copy of the operands (77 warp
 // instructions per cached token on the H200, results/nvidia-h200/profiles). Here the keys and the
-// value dims are the products' 64 rows and the CTA's 16 query rows are their N:
-//   S^T = K Q^T   (64 keys x 16 rows, 36 products of 16 dims): A = K, fp8 codes decoded to fp16
-//                 in registers, B = the fp16 query tile in shared memory;
-//   O^T = V^T P^T (8 products of 64 dims x 16 rows per 16 keys): A = V^T, codes decoded in
+// value dims are the products' 64 rows and the CTA's ROWS = 16 or 32 query rows are their N:
+//   S^T = K Q^T   (64 keys x ROWS, 36 products of 16 dims): A = K, fp8 codes decoded to fp16 in
+//                 registers, B = the fp16 query tile in shared memory;
+//   O^T = V^T P^T (8 products of 64 dims x ROWS per 16 keys): A = V^T, codes decoded in
 //                 registers, B = P^T in shared memory.
 // so each code is decoded once per product that reads it, and one warpgroup instruction does the
-// work of four mma.sync.
+// work of four (ROWS 16) or eight (32) mma.sync. At 32 rows a request's cache is read and decoded
+// by half as many CTAs, where at 16 the decode set the time of wide folds (ncu on the H100,
+// 2026-12-06: twice bf16 wgmma's instructions, ALU-bound: results/nvidia-h100-80gb-hbm3/profiles/
+// mla_decode_fp8_vs_bf16_ncu.md).
 //
 // Each warpgroup streams every warpgroups()-th tile of the CTA's keys through its own ring (cp.async,
 // 4 threads a key row) and keeps its own online softmax and O^T accumulators; named barriers
@@ -69,6 +72,23 @@ struct TransposedChunks {
   __device__ __forceinline__ u32 at(int m) const { return (m == 8 ? rope : m % 2 ? odd : even) + 64 * m; }
 };
 
+// N words of a key row's codes, loaded in one instruction (P V's A operands: mla_decode_transposed).
+template <int N>
+struct CodeWords;
+template <>
+struct CodeWords<4> {
+  u32 w[4];
+  __device__ __forceinline__ void load(const u8* p) {
+    const u32x4 v = load16(p);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  }
+};
+template <>
+struct CodeWords<1> {
+  u32 w[1];
+  __device__ __forceinline__ void load(const u8* p) { w[0] = *reinterpret_cast<const u32*>(p); }
+};
+
 // The tile key of P V's k index r (and of S^T's row r): r = 16 t + 8 h + 2 c + e holds key
 // 16 t + 4 c + 2 h + e.
 __device__ __forceinline__ int transposed_key(int r) { return (r & ~15) | ((r & 6) << 1) | ((r & 8) >> 2) | (r & 1); }
@@ -98,6 +118,19 @@ __global__ void __launch_bounds__(THREADS, 1)
   constexpr int WGS = G.warpgroups();
   constexpr int WG_THREADS = kWarpgroupThreads;
   constexpr int BLOCKS = kValueDim / 64;  // O^T products of 64 dims
+  // A product's N = ROWS query rows are NB accumulator blocks of 16 (mc::Acc16, block j: rows
+  // 16 j ..): S^T is s[NB], O^T block blk is acc[blk * NB ..]; a thread holds RPT of the rows.
+  constexpr int NB = ROWS / 16;
+  constexpr int RPT = ROWS / 4;
+  // Both products' steps (a block of 64 dims of Q K^T, 16 keys of P V) are issued in commit
+  // groups, the A registers double-buffered per group, and P V's codes loaded a group ahead: at
+  // 32 rows the O^T accumulators take 128 registers, which leaves room for two groups of a
+  // quarter of a P V step, not two whole steps (ptxas spills at half steps).
+  constexpr int QK_PARTS = NB;
+  constexpr int QK_PART = 4 / QK_PARTS;     // Q K^T products per group
+  constexpr int PV_PARTS = NB == 1 ? 1 : 4;
+  constexpr int PV_WORDS = 4 / PV_PARTS;    // P V: words of a key row's 16 codes per group
+  constexpr int PV_PART = 2 * PV_WORDS;     // P V products per group (two per word)
   typedef wg::PanelRows<ROWS> QTile;
   typedef wg::KMajorRows<KEYS * 2> PRows;
   typedef wg::RegisterProducts<ROWS> Wg;
@@ -229,14 +262,16 @@ __global__ void __launch_bounds__(THREADS, 1)
   math_sync();
 
   // Scores to the exp2 domain in one multiply (kv_scale and the decode's scale included; the
-  // output gets them back). This thread's 4 query rows: q_row(i) = 2 c + (i & 1) + 8 (i >> 1),
-  // accumulator element e's is i = (e & 1) + 2 (e >> 2); its rows (keys) 16 warp + g + 8 ((e >> 1) & 1).
+  // output gets them back). This thread's RPT query rows: q_row(i) = 2 c + (i & 1) + 8 (i >> 1),
+  // element e of accumulator block j's is i = 4 j + (e & 1) + 2 (e >> 2) (row_of); its rows (keys)
+  // 16 warp + g + 8 ((e >> 1) & 1).
   constexpr float kv_unit = Decode::kScale;
   const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
   auto q_row = [&](int i) { return 2 * c + (i & 1) + 8 * (i >> 1); };
-  int limit[4];
+  auto row_of = [](int j, int e) { return 4 * j + (e & 1) + 2 * (e >> 2); };
+  int limit[RPT];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < RPT; ++i) {
     const int row = row0 + q_row(i);
     limit[i] = row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end)
                                       : 0;
@@ -248,12 +283,12 @@ __global__ void __launch_bounds__(THREADS, 1)
   u32 pv_row[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) pv_row[k] = static_cast<u32>((4 * c + k) * kHeadDim + 16 * ((8 * warp + g) ^ (2 * c)));
-  float row_max[4], row_sum[4];
+  float row_max[RPT], row_sum[RPT];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) row_max[i] = neg_inf(), row_sum[i] = 0.f;
-  mc::Acc16 acc[BLOCKS];
+  for (int i = 0; i < RPT; ++i) row_max[i] = neg_inf(), row_sum[i] = 0.f;
+  mc::Acc16 acc[BLOCKS * NB];
 #pragma unroll
-  for (int blk = 0; blk < BLOCKS; ++blk) mc::zero(acc[blk]);
+  for (int blk = 0; blk < BLOCKS * NB; ++blk) mc::zero(acc[blk]);
 
   TileRows ahead;
   if constexpr (!WS) ahead = look_up(STAGES - 1);
@@ -276,35 +311,45 @@ __global__ void __launch_bounds__(THREADS, 1)
     // block's A registers are reused two blocks later, once its products are done. Each block's
     // codes are loaded before the previous block's products are issued (the products' asm
     // statements order the loads), so that the loads' latency overlaps the decode.
-    mc::Acc16 s[1];
-    mc::zero(s[0]);
+    mc::Acc16 s[NB];
+#pragma unroll
+    for (int j = 0; j < NB; ++j) mc::zero(s[j]);
     {
       constexpr int QK_BLOCKS = kHeadDim / 64;
-      u32 a[2][4][4];
+      u32 a[2][QK_PART][4];
       u32x4 next_lo = load16(slot + qk_chunks[0].at(0)), next_hi = load16(slot + qk_chunks[1].at(0));
+      u32 lo_w[4], hi_w[4];
 #pragma unroll
-      for (int j = 0; j < QK_BLOCKS; ++j) {
-        u32(&set)[4][4] = a[j % 2];
-        if (j >= 2) {
-          Wg::template wait<1>();
-          Wg::settle(set);
-        }
-        const u32x4 lo = next_lo, hi = next_hi;
-        if (j + 1 < QK_BLOCKS) {
-          next_lo = load16(slot + qk_chunks[0].at(j + 1));
-          next_hi = load16(slot + qk_chunks[1].at(j + 1));
-        }
-        const u32 lo_w[4] = {lo.x, lo.y, lo.z, lo.w}, hi_w[4] = {hi.x, hi.y, hi.z, hi.w};
+      for (int j = 0; j < QK_BLOCKS; ++j)
 #pragma unroll
-        for (int t = 0; t < 4; ++t) {
-          const u32x2 l = Decode::quad(lo_w[t]), h = Decode::quad(hi_w[t]);
-          set[t][0] = l.x, set[t][1] = h.x, set[t][2] = l.y, set[t][3] = h.y;
-        }
-        Wg::fence();
+        for (int h = 0; h < QK_PARTS; ++h) {
+          const int group_index = j * QK_PARTS + h;
+          u32(&set)[QK_PART][4] = a[group_index % 2];
+          if (group_index >= 2) {
+            Wg::template wait<1>();
+            Wg::settle(set);
+          }
+          if (h == 0) {
+            const u32x4 lo = next_lo, hi = next_hi;
+            if (j + 1 < QK_BLOCKS) {
+              next_lo = load16(slot + qk_chunks[0].at(j + 1));
+              next_hi = load16(slot + qk_chunks[1].at(j + 1));
+            }
+            lo_w[0] = lo.x, lo_w[1] = lo.y, lo_w[2] = lo.z, lo_w[3] = lo.w;
+            hi_w[0] = hi.x, hi_w[1] = hi.y, hi_w[2] = hi.z, hi_w[3] = hi.w;
+          }
 #pragma unroll
-        for (int t = 0; t < 4; ++t) Wg::accumulate(s[0], set[t], sQ, j * QTile::kPanelBytes + t * 32);
-        Wg::commit();
-      }
+          for (int u = 0; u < QK_PART; ++u) {
+            const int t = h * QK_PART + u;
+            const u32x2 l = Decode::quad(lo_w[t]), hh = Decode::quad(hi_w[t]);
+            set[u][0] = l.x, set[u][1] = hh.x, set[u][2] = l.y, set[u][3] = hh.y;
+          }
+          Wg::fence();
+#pragma unroll
+          for (int u = 0; u < QK_PART; ++u)
+            Wg::accumulate(s, set[u], sQ, j * QTile::kPanelBytes + (h * QK_PART + u) * 32);
+          Wg::commit();
+        }
       Wg::template wait<0>();
       Wg::settle(s);
       Wg::settle(a[0]);
@@ -313,24 +358,30 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     // Mask and scale; this thread's maxima over its keys of the tile.
     const int start = start_of(group, n);
-    float tile_max[4] = {neg_inf(), neg_inf(), neg_inf(), neg_inf()};
+    float tile_max[RPT];
 #pragma unroll
-    for (int e = 0; e < mc::kLaneAcc; ++e) {
-      const int i = (e & 1) + 2 * (e >> 2);
-      const float x = start + s_key[(e >> 1) & 1] < limit[i] ? s[0].v[e] * score_scale : neg_inf();
-      s[0].v[e] = x;
-      tile_max[i] = fmaxf(tile_max[i], x);
-    }
-    // P = 2^(S - base) into P^T (fp16), and this thread's share of the row sums.
-    auto write_p = [&](const float(&base)[4], float(&sum)[4]) {
+    for (int i = 0; i < RPT; ++i) tile_max[i] = neg_inf();
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
 #pragma unroll
       for (int e = 0; e < mc::kLaneAcc; ++e) {
-        const int i = (e & 1) + 2 * (e >> 2);
-        const float p = fast_exp2(s[0].v[e] - base[i]);
-        sum[i] += p;
-        *reinterpret_cast<u16*>(sP + PRows::offset(q_row(i), 2 * (16 * warp + g + 8 * ((e >> 1) & 1)))) =
-            static_cast<u16>(float_to_f16(p));
+        const int i = row_of(j, e);
+        const float x = start + s_key[(e >> 1) & 1] < limit[i] ? s[j].v[e] * score_scale : neg_inf();
+        s[j].v[e] = x;
+        tile_max[i] = fmaxf(tile_max[i], x);
       }
+    // P = 2^(S - base) into P^T (fp16), and this thread's share of the row sums.
+    auto write_p = [&](const float(&base)[RPT], float(&sum)[RPT]) {
+#pragma unroll
+      for (int j = 0; j < NB; ++j)
+#pragma unroll
+        for (int e = 0; e < mc::kLaneAcc; ++e) {
+          const int i = row_of(j, e);
+          const float p = fast_exp2(s[j].v[e] - base[i]);
+          sum[i] += p;
+          *reinterpret_cast<u16*>(sP + PRows::offset(q_row(i), 2 * (16 * warp + g + 8 * ((e >> 1) & 1)))) =
+              static_cast<u16>(float_to_f16(p));
+        }
     };
     // P against the rows' running maxima as they are: the softmax allows any base common to a
     // row, and the one that needs no exchange between warps is right while no score passes it by
@@ -339,10 +390,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     // (the first tile of a row, a rare later one), the group takes the tile's maxima over its 4
     // warps, rescales O^T and the sums, and writes P again.
     constexpr float kSlack = 8.f;
-    float base[4], tile_sum[4] = {0.f, 0.f, 0.f, 0.f};
+    float base[RPT], tile_sum[RPT];
     bool past = false;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < RPT; ++i) {
+      tile_sum[i] = 0.f;
       base[i] = row_max[i] == neg_inf() ? 0.f : row_max[i];
       past |= tile_max[i] > row_max[i] + kSlack;
     }
@@ -350,7 +402,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     wg::proxy_fence();  // P^T, for the tensor cores' reads
     if (wg::sync_any<WG_THREADS>(1 + group, past)) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < RPT; ++i) {
         float m = tile_max[i];
         m = fmaxf(m, shfl_xor(m, 4));
         m = fmaxf(m, shfl_xor(m, 8));
@@ -358,9 +410,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (g == 0) sMax[warp * ROWS + q_row(i)] = m;
       }
       wg::sync<WG_THREADS>(1 + group);
-      float alpha[4];
+      float alpha[RPT];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < RPT; ++i) {
         float m = row_max[i];
 #pragma unroll
         for (int w = 0; w < 4; ++w) m = fmaxf(m, sMax[w * ROWS + q_row(i)]);
@@ -372,54 +424,61 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       write_p(base, row_sum);
 #pragma unroll
-      for (int blk = 0; blk < BLOCKS; ++blk)
+      for (int blk = 0; blk < BLOCKS * NB; ++blk)
 #pragma unroll
-        for (int e = 0; e < mc::kLaneAcc; ++e) acc[blk].v[e] *= alpha[(e & 1) + 2 * (e >> 2)];
+        for (int e = 0; e < mc::kLaneAcc; ++e) acc[blk].v[e] *= alpha[row_of(blk % NB, e)];
       wg::proxy_fence();
       wg::sync<WG_THREADS>(1 + group);
     } else {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) row_sum[i] += tile_sum[i];
+      for (int i = 0; i < RPT; ++i) row_sum[i] += tile_sum[i];
     }
 
     // O^T += V^T P^T: per 16 keys, 4 key rows of 16 codes (this thread's 16 dims), byte-permuted
-    // into key pairs and decoded: the A registers of all 8 products. A step's registers are reused
-    // two steps later, once its products are done; its codes are loaded a step ahead, as above.
+    // into key pairs and decoded: the A registers of all 8 products, in PV_PARTS groups. A group's
+    // registers are reused two groups later, once its products are done; its codes are loaded a
+    // group ahead.
     {
-      u32 a[2][BLOCKS][4];
-      u32x4 next_v[4];
+      u32 a[2][PV_PART][4];
+      // Group (t, h) reads words PV_WORDS h .. of its 4 key rows (16 t + 4 c + k), one load a row.
+      CodeWords<PV_WORDS> next_v[4];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) next_v[k] = load16(slot + pv_row[k]);
+      for (int k = 0; k < 4; ++k) next_v[k].load(slot + pv_row[k]);
 #pragma unroll
-      for (int t = 0; t < KEYS / 16; ++t) {
-        u32(&set)[BLOCKS][4] = a[t % 2];
-        if (t >= 2) {
-          Wg::template wait<1>();
-          Wg::settle(set);
+      for (int t = 0; t < KEYS / 16; ++t)
+#pragma unroll
+        for (int h = 0; h < PV_PARTS; ++h) {
+          const int group_index = t * PV_PARTS + h;
+          u32(&set)[PV_PART][4] = a[group_index % 2];
+          if (group_index >= 2) {
+            Wg::template wait<1>();
+            Wg::settle(set);
+          }
+          const int next_t = h + 1 < PV_PARTS ? t : t + 1, next_h = h + 1 < PV_PARTS ? h + 1 : 0;
+          CodeWords<PV_WORDS> w[4];
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            w[k] = next_v[k];
+            if (next_t < KEYS / 16) next_v[k].load(slot + pv_row[k] + 16 * next_t * kHeadDim + 4 * PV_WORDS * next_h);
+          }
+#pragma unroll
+          for (int u = 0; u < PV_WORDS; ++u) {
+            // Word p = PV_WORDS h + u of the key rows: low, dims 4 p, 4 p + 1 of keys (0, 1) or
+            // (2, 3), for product 2 p; high, dims 4 p + 2, + 3, for product 2 p + 1.
+            const u32x2 lo01 = Decode::quad(__byte_perm(w[0].w[u], w[1].w[u], 0x5140));
+            const u32x2 hi01 = Decode::quad(__byte_perm(w[0].w[u], w[1].w[u], 0x7362));
+            const u32x2 lo23 = Decode::quad(__byte_perm(w[2].w[u], w[3].w[u], 0x5140));
+            const u32x2 hi23 = Decode::quad(__byte_perm(w[2].w[u], w[3].w[u], 0x7362));
+            set[2 * u][0] = lo01.x, set[2 * u][1] = lo01.y, set[2 * u][2] = lo23.x, set[2 * u][3] = lo23.y;
+            set[2 * u + 1][0] = hi01.x, set[2 * u + 1][1] = hi01.y, set[2 * u + 1][2] = hi23.x,
+                       set[2 * u + 1][3] = hi23.y;
+          }
+          Wg::fence();  // the A registers, and acc (rescaled above) before the first step
+#pragma unroll
+          for (int blk = 0; blk < PV_PART; ++blk)
+            Wg::accumulate(acc + (h * PV_PART + blk) * NB, set[blk], sP, t * 32);
+          Wg::commit();
         }
-        u32 w[4][4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const u32x4 v = next_v[k];
-          w[k][0] = v.x, w[k][1] = v.y, w[k][2] = v.z, w[k][3] = v.w;
-          if (t + 1 < KEYS / 16) next_v[k] = load16(slot + pv_row[k] + 16 * (t + 1) * kHeadDim);
-        }
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-          // Low: dims 4 p, 4 p + 1 of keys (0, 1) or (2, 3); high: dims 4 p + 2, + 3.
-          const u32x2 lo01 = Decode::quad(__byte_perm(w[0][p], w[1][p], 0x5140));
-          const u32x2 hi01 = Decode::quad(__byte_perm(w[0][p], w[1][p], 0x7362));
-          const u32x2 lo23 = Decode::quad(__byte_perm(w[2][p], w[3][p], 0x5140));
-          const u32x2 hi23 = Decode::quad(__byte_perm(w[2][p], w[3][p], 0x7362));
-          set[2 * p][0] = lo01.x, set[2 * p][1] = lo01.y, set[2 * p][2] = lo23.x, set[2 * p][3] = lo23.y;
-          set[2 * p + 1][0] = hi01.x, set[2 * p + 1][1] = hi01.y, set[2 * p + 1][2] = hi23.x,
-                     set[2 * p + 1][3] = hi23.y;
-        }
-        Wg::fence();  // the A registers, and acc (rescaled above) before the first step
-#pragma unroll
-        for (int blk = 0; blk < BLOCKS; ++blk) Wg::accumulate(acc[blk], set[blk], sP, t * 32);
-        Wg::commit();
-      }
       Wg::template wait<0>();
       Wg::settle(acc);
       Wg::settle(a[0]);
@@ -432,7 +491,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   // Row sums over the group's lanes and warps; the other groups hand their maxima and O^T (staged
   // in their rings, element-major so that a store is one row of 128 threads) to the first.
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < RPT; ++i) {
     float l = row_sum[i];
     l += shfl_xor(l, 4);
     l += shfl_xor(l, 8);
@@ -444,7 +503,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (group > 0) {
     float* const stage = reinterpret_cast<float*>(sRing);
 #pragma unroll
-    for (int blk = 0; blk < BLOCKS; ++blk)
+    for (int blk = 0; blk < BLOCKS * NB; ++blk)
 #pragma unroll
       for (int e = 0; e < mc::kLaneAcc; ++e) stage[(blk * mc::kLaneAcc + e) * WG_THREADS + gtid] = acc[blk].v[e];
   }
@@ -452,9 +511,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (group > 0) return;
 
   // Merge and normalise; a row that saw no key (possible within a split) gets o = 0, lse = -inf.
-  float scale[WGS][4], row_lse[4];
+  float scale[WGS][RPT], row_lse[RPT];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < RPT; ++i) {
     float m = neg_inf();
 #pragma unroll
     for (int k = 0; k < WGS; ++k) m = fmaxf(m, sMergeMax[k * ROWS + q_row(i)]);
@@ -476,10 +535,11 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int batch = static_cast<int>(gridDim.z);
   const int dim0 = 16 * (8 * warp + g);  // this thread's 16 dims
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < RPT; ++i) {
     const int row = row0 + q_row(i);
     if (row >= rows_per_request) continue;
-    // Dim dim0 + 4 p + 2 h + r of row i: product 2 p + h, element (i & 1) + 4 (i >> 1) + 2 r.
+    // Dim dim0 + 4 p + 2 h + r of row i = 4 j + l: product 2 p + h, its accumulator block j,
+    // element (l & 1) + 4 (l >> 1) + 2 r.
     float x[16];
 #pragma unroll
     for (int p = 0; p < 4; ++p)
@@ -487,7 +547,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const int blk = 2 * p + h, e = (i & 1) + 4 * (i >> 1) + 2 * r;
+          const int blk = (2 * p + h) * NB + i / 4, e = (i & 1) + 4 * (i % 4 >> 1) + 2 * r;
           float v = acc[blk].v[e] * scale[0][i];
 #pragma unroll
           for (int k = 1; k < WGS; ++k)

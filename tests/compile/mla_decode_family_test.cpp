@@ -152,7 +152,7 @@ TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
   EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 5})), Error) << "math=5 is no path";
 }
 
-TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithItsOneTile) {
+TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithTilesOf16Or32Rows) {
   const Key h16{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
   const Config two_groups{16, 64, 256, 2, 0, kMathWgmmaT};
   EXPECT_EQ(why_not(h16, two_groups, "sm_90a"), std::nullopt);
@@ -166,7 +166,7 @@ TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithItsOneTile) {
   EXPECT_THAT(why_not(h16, two_groups, "sm_90").value_or(""), HasSubstr("needs sm_90a"));
   EXPECT_THAT(why_not({16, 1, true, num::KvDtype::bf16, 128}, two_groups, "sm_90a").value_or(""),
               HasSubstr("fp8 caches only"));
-  EXPECT_THAT(why_not(h16, {32, 64, 256, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("16 query rows"));
+  EXPECT_THAT(why_not(h16, {64, 64, 256, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("16 or 32 query rows"));
   EXPECT_THAT(why_not(h16, {16, 32, 256, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("64 keys"));
   EXPECT_THAT(why_not(h16, {16, 64, 512, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("warpgroups"));
   // Shared memory: the fp16 q tile, per warpgroup a ring of 576-byte code rows, P^T and the row
@@ -177,6 +177,27 @@ TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithItsOneTile) {
   EXPECT_EQ(g.p_offset(0) % 1024, 0) << "wgmma's 128-byte swizzle is anchored at 1024-byte boundaries";
   EXPECT_EQ(g.p_offset(1) % 1024, 0);
   EXPECT_EQ(family().launch_info(to_params(h16), to_params(two_groups)).shared_bytes, g.shared_bytes());
+}
+
+// 32 query rows (n32 products, 128 accumulator registers a thread for O^T): one or two warpgroups
+// without a producer, and only where H x L fills more than half the tile.
+TEST(MlaDecodeFamily, WgmmaTTakes32RowsWithoutAProducer) {
+  const Key h32{32, 1, true, num::KvDtype::fp8_e4m3fn, 128};
+  const Config one_group{32, 64, 128, 5, 0, kMathWgmmaT};
+  EXPECT_EQ(why_not(h32, {32, 64, 256, 2, 0, kMathWgmmaT}, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not(h32, one_group, "sm_90a"), std::nullopt) << "the deepest ring that fits";
+  EXPECT_EQ(why_not({24, 1, false, num::KvDtype::fp8_e4m3fnuz, 1}, one_group, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h32, {32, 64, 384, 2, 0, kMathWgmmaT}, "sm_90a").value_or(""),
+              HasSubstr("too few for the O^T accumulators of 32 rows"));
+  EXPECT_THAT(why_not(h32, {32, 64, 256, 3, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(h32, {32, 64, 128, 6, 0, kMathWgmmaT}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, one_group, "sm_90a").value_or(""),
+              HasSubstr("padding"));
+  const auto g = transposed_geometry(one_group, num::KvDtype::fp8_e4m3fn);
+  EXPECT_EQ(g.warpgroups(), 1);
+  EXPECT_EQ(g.shared_bytes(), 32 * 576 * 2 + 5 * 64 * 576 + 32 * 64 * 2 + 4 * 32 * 4 + 4 * 32 * 4 + 32 * 4);
+  EXPECT_EQ(g.p_offset(0) % 1024, 0);
+  EXPECT_GE(g.stages * g.stage_bytes(), g.merge_bytes()) << "the merge stages O^T in the ring";
 }
 
 TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {

@@ -42,6 +42,7 @@ constexpr MathConfigs kMathConfigs[] = {
     {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, Caches::kBf16},
     {"wgmma_t", {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},
     {"wgmma_t_producer", {16, 64, 384, 2, 0, kMathWgmmaT}, {16, 64, 384, 2, 1, kMathWgmmaT}, Caches::kFp8},
+    {"wgmma_t_rows32", {32, 64, 256, 2, 0, kMathWgmmaT}, {32, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},
 };
 
 // Without a device: every path runs on sm_90a, so a config it cannot run (the producer's two rings

@@ -30,7 +30,8 @@ bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
 // Per math path: row and key tiles, thread counts and pipelines (SIMT: 1 or 2 stages; mma: rings of
 // 2..4 tiles, and of 5 and 9 slots for tiles of 64 and 128 keys that take 2 and 4, warps that sit
 // Q K^T out, several m-tiles; wgmma and wgmma_t with and without their producer warpgroup, wgmma
-// also with a softmax warpgroup); a config that the device cannot run is left out.
+// also with a softmax warpgroup, wgmma_t also at 32 rows); a config that the device cannot run is
+// left out.
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
       {16, 16, 128, 1, 0, kMathSimt}, {32, 32, 256, 2, 0, kMathSimt}, {64, 16, 256, 2, 0, kMathSimt},
@@ -44,6 +45,7 @@ const std::vector<Config>& test_configs() {
       {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 0, kMathWgmmaSs},
       {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 0, kMathWgmmaT}, {16, 64, 128, 2, 0, kMathWgmmaT},
       {16, 64, 384, 2, 0, kMathWgmmaT},  // with a producer warpgroup (its only tiling that fits sm_90a)
+      {32, 64, 256, 2, 0, kMathWgmmaT}, {32, 64, 128, 5, 0, kMathWgmmaT},  // n32 products
   };
   return configs;
 }

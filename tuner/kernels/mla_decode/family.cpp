@@ -142,20 +142,21 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
 }
 
 // The transposed kernel (math=wgmma_t, mla_decode_transposed.hip): Hopper's warpgroup products
-// with the keys and value dims as their 64 rows and 16 query rows as their N, fp8 codes decoded
+// with the keys and value dims as their 64 rows and 16 or 32 query rows as their N, fp8 codes decoded
 // into their A registers; one or two warpgroups, each with its own ring of 64-key tiles, and at
-// 384 threads a producer warpgroup that fills both. (No register estimate: ptxas gives its
-// instances 231 to 233 registers, without spills, CUDA 13.0; with the producer the math
-// warpgroups' 232, also without: tests/compile/mla_decode_compile_test.cpp.)
+// 384 threads (16 rows) a producer warpgroup that fills both. (No register estimate: with CUDA
+// 13.0's ptxas the default space's 16-row instances take 236 to 244 registers without spills, with
+// the producer the math warpgroups' 232, also without (tests/compile/mla_decode_compile_test.cpp);
+// the 32-row ones 255, without spills but for fp8_e4m3fnuz causal: 4 bytes. With the producer,
+// 32 rows spilled 36 to 44 bytes.)
 std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   if (!target.warpgroup_mma)
     return fmt::format("math=wgmma_t needs sm_90a's warpgroup products, which {} lacks", target.arch);
   if (kv_dtype == num::KvDtype::bf16)
     return std::string("math=wgmma_t decodes fp8 codes on their way to the products: fp8 caches only (bf16 ones "
                        "take wgmma or wgmma_ss)");
-  if (c.rows != mla_tile::kTransposedRows)
-    return fmt::format("rows={}: math=wgmma_t's products have {} query rows (their N)", c.rows,
-                       mla_tile::kTransposedRows);
+  if (!mla_tile::transposed_rows(c.rows))
+    return fmt::format("rows={}: math=wgmma_t's products have 16 or 32 query rows (their N)", c.rows);
   if (c.keys != mla_tile::kTransposedKeys)
     return fmt::format("keys={}: math=wgmma_t's S^T products have {} keys (their 64 rows)", c.keys,
                        mla_tile::kTransposedKeys);
@@ -164,6 +165,10 @@ std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype k
                        "producer ({})",
                        c.threads, mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads,
                        kWgmmaProducerThreads);
+  if (c.rows != 16 && c.threads == kWgmmaProducerThreads)
+    return fmt::format("threads={} at rows={}: math=wgmma_t's math warpgroups get {} registers beside a producer, "
+                       "too few for the O^T accumulators of {} rows (ptxas spills)",
+                       c.threads, c.rows, mla_tile::kMathRegisters, c.rows);
   if (!transposed_geometry(c, kv_dtype).valid())
     return fmt::format("stages={}: math=wgmma_t gives each warpgroup a ring of 2..{} tiles", c.stages,
                        mla_tile::kMaxRingSlots);
