@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-06T22:09:20Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 095dcd1acc4d7675, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.V33ectZAv7/mla_decode.db --budget 60 --timeout 20
+     run 1, started 2026-12-07T00:20:34Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash c22d7dcf22c78366, ktune 0.1.0, host 'vm'
+       command: .devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.lHFs06QO3I/mla_decode.db --budget 60 --timeout 20
 */
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ktune_dispatch::mla_decode {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_8aab670e24c70031 {
+inline namespace table_7fb68a1aa8bf8b5a {
 
 // kv_dtype: KV cache element type
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -147,36 +147,38 @@ inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 512, 4,
 inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames4[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames9[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames10[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 65.96000120043755},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 77.29599997401237},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 117
-    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 106.91200196743011},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 234
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 126.00000202655792},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 384
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 149.77600425481796},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 536
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 285.16799211502075},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 683
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 48.09600114822388},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 52
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 59.7120001912117},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 147
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 76.88799872994423},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 274
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 152.48000621795654},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 424
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 297.2959876060486},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 570
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames4, 2, 384, 171200, 581.0079872608185},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 717
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 66.31200015544891},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 59
-    {{16, 32, 128, 2, 2, Math::mma}, kNames5, 2, 128, 94848, 77.71999761462212},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 175
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames6, 2, 512, 222800, 107.08799958229065},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 308
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames6, 2, 512, 222800, 126.28799676895142},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 455
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames6, 2, 512, 222800, 149.83999729156494},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 603
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames6, 2, 512, 222800, 285.68001091480255},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 751
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 48.86399954557419},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 89
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 60.35200133919716},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 205
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames8, 2, 384, 171200, 76.72800123691559},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 345
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames8, 2, 384, 171200, 152.79999375343323},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 493
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 299.0240007638931},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 642
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 584.0319991111755},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 789
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 66.25600159168243},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 78.06400209665298},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 117
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 107.00799897313118},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 243
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 126.62400305271149},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 399
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 149.80799704790115},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 560
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 286.3679975271225},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 715
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 48.20000007748604},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 52
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 59.72000025212765},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 147
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 76.72800123691559},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 283
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 126.51199847459793},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 473
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 246.73599749803543},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 603
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 486.2080067396164},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 756
+    {{16, 32, 128, 2, 2, Math::mma}, kNames6, 2, 128, 94848, 66.27200171351433},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 59
+    {{16, 32, 128, 2, 2, Math::mma}, kNames6, 2, 128, 94848, 78.8239985704422},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 179
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames7, 2, 512, 222800, 107.4879989027977},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 320
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames7, 2, 512, 222800, 125.43999403715134},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 475
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames7, 2, 512, 222800, 151.13600343465805},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 631
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames7, 2, 512, 222800, 290.8639907836914},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 787
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames8, 2, 128, 94784, 48.75199869275093},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 89
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames8, 2, 128, 94784, 60.816001147031784},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 209
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames9, 2, 384, 171200, 76.74400135874748},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 357
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames10, 2, 256, 194816, 131.18400424718857},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 513
+    {{32, 64, 256, 2, 2, Math::wgmma_t}, kNames10, 2, 256, 194816, 256.1599910259247},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 670
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames10, 2, 256, 194816, 500.70399045944214},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 825
 };
 
 // sm_90a
@@ -388,5 +390,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_8aab670e24c70031
+}  // inline namespace table_7fb68a1aa8bf8b5a
 }  // namespace ktune_dispatch::mla_decode
