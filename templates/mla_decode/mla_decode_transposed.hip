@@ -307,10 +307,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     const u8* const slot = sRing + (n % STAGES) * G.stage_bytes();
 
-    // S^T = K Q^T: 9 blocks of 64 dims, each one 16-byte load per key row and 4 products; a
-    // block's A registers are reused two blocks later, once its products are done. Each block's
-    // codes are loaded before the previous block's products are issued (the products' asm
-    // statements order the loads), so that the loads' latency overlaps the decode.
+    // S^T = K Q^T: 9 blocks of 64 dims, each one 16-byte load per key row and 4 products in
+    // QK_PARTS groups; a group's A registers are reused two groups later, once its products are
+    // done. Each block's codes are loaded before the previous block's products are issued (the
+    // products' asm statements order the loads), so that the loads' latency overlaps the decode.
     mc::Acc16 s[NB];
 #pragma unroll
     for (int j = 0; j < NB; ++j) mc::zero(s[j]);
