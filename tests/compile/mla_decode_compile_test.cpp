@@ -165,5 +165,27 @@ TEST(MlaDecodeWgmma, TheProducersRegistersGoToTheMathWarpgroups) {
   }
 }
 
+// math=wgmma_t at 32 rows holds 128 O^T accumulators a thread, which leaves room for two groups
+// of a quarter of a P V step's A registers (PV_PARTS = 4): its instances of the default space
+// spill at most 4 bytes each (fp8_e4m3fnuz causal; CUDA 13.0: 255 registers). With whole steps
+// in flight (PV_PARTS = 1, the 16-row kernel's) they spill far more.
+TEST(MlaDecodeWgmma, ThirtyTwoRowTransposedKernelsKeepTheirAccumulatorsInRegisters) {
+  const backend::Backend& compiler = backend::for_arch("sm_90a");
+  if (!compiler.compiler_available())
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  const std::vector<std::string> rows32 =
+      default_instances([](const std::string& n) { return n.rfind("ktune::mla_decode_transposed<32, ", 0) == 0; });
+  ASSERT_FALSE(rows32.empty()) << "the default space has no 32-row wgmma_t instance";
+  const std::string source = jit::render(family().template_file());
+  EXPECT_LE(spill_store_bytes(source, rows32), 4 * static_cast<int>(rows32.size()));
+
+  const std::string parts = "constexpr int PV_PARTS = NB == 1 ? 1 : 4;";
+  std::string planted = source;
+  const size_t at = planted.find(parts);
+  ASSERT_NE(at, std::string::npos) << "the template no longer has '" << parts << "'";
+  planted.replace(at, parts.size(), "constexpr int PV_PARTS = 1;");
+  EXPECT_GT(spill_store_bytes(planted, {rows32.front()}), 4) << rows32.front();
+}
+
 }  // namespace
 }  // namespace ktune
