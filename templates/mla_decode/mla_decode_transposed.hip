@@ -125,7 +125,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   // Both products' steps (a block of 64 dims of Q K^T, 16 keys of P V) are issued in commit
   // groups, the A registers double-buffered per group, and P V's codes loaded a group ahead: at
   // 32 rows the O^T accumulators take 128 registers, which leaves room for two groups of a
-  // quarter of a P V step, not two whole steps (ptxas spills at half steps).
+  // quarter of a P V step and of half a Q K^T block (CUDA 13.0's ptxas spills with whole P V
+  // steps, tests/compile/mla_decode_compile_test.cpp, and with whole Q K^T blocks: 24 to 32 bytes).
   constexpr int QK_PARTS = NB;
   constexpr int QK_PART = 4 / QK_PARTS;     // Q K^T products per group
   constexpr int PV_PARTS = NB == 1 ? 1 : 4;
