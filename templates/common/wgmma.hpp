@@ -15,13 +15,13 @@
 //   proxy_fence()            makes this thread's shared-memory writes (stores, cp.async) visible
 //                            to the tensor cores' reads; a barrier then publishes them to all
 //                            (a no-op where there are no such reads)
-//   start_product<N, DIMS, A_ROWS, B_ROWS>(d, a, b)
+//   start_product<N, DIMS, A_ROWS, B_ROWS, F16>(d, a, b)
 //                            issues d = A B^T in fp32 for one warpgroup: A = the 64 rows of a
 //                            PanelRows<A_ROWS> matrix at a, B = N rows of a PanelRows<B_ROWS>
-//                            matrix at b (a multiple of 8 rows into its panels), DIMS bf16 dims
-//                            each; d is 64 x N, spread as N / 16 mc::Acc16 blocks per warp (warp
-//                            w of the group: rows 16 w .. 16 w + 15). The tensor cores work on it
-//                            while the warps go on with anything that leaves d alone ...
+//                            matrix at b (a multiple of 8 rows into its panels), DIMS bf16 (F16:
+//                            fp16) dims each; d is 64 x N, spread as N / 16 mc::Acc16 blocks per
+//                            warp (warp w of the group: rows 16 w .. 16 w + 15). The tensor cores
+//                            work on it while the warps go on with anything that leaves d alone ...
 //   finish_product(d)        ... until this, which waits for it
 //   start_accumulation<K, A_ROW_BYTES, B_PANEL_BYTES>(d, a, b)
 //                            issues d += A B in fp32 for one warpgroup, both operands in bf16
@@ -30,10 +30,10 @@
 //                            (a[0], a[1], .. : the products of all terms add up), B = K rows of
 //                            256 dims read transposed (N-major) from PanelRows panels B_PANEL_BYTES
 //                            apart, starting at b; finish_product waits for it
-//   load_transposed_f16<L>(a, base, row0, col0)
+//   load_transposed_f16<L, F16>(a, base, row0, col0)
 //                            a = the A fragment (mma.sync m16n8k16 layout) of 16 x 16 of the
 //                            transpose of a bf16 matrix in layout L, rows row0 .., cols col0 ..,
-//                            converted to fp16 (bf16x2_to_f16x2)
+//                            converted to fp16 (bf16x2_to_f16x2; F16: of an fp16 matrix, as it is)
 //   accumulate_transposed<K, B_ROW_BYTES>(d, load_a, b)
 //                            d += A B in fp32 for one warpgroup, in fp16, and waits for it: d is
 //                            256 x 64 as four 64 x 64 products (16 mc::Acc16 blocks per warp, block
@@ -149,40 +149,46 @@ __device__ __forceinline__ void settle(u32 (&a)[N][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
 }
 
-// d (64 x N) = A B (+ d when `accumulate`) in bf16, both from shared memory: A K-major, B K-major
-// or, with B_N_MAJOR, N-major (read transposed). The accumulator of m64nNk16 holds, per warp of
-// the group, 16 rows x N cols in n8 tiles: lane 4 g + c holds rows g and g + 8 at cols 2 c, 2 c + 1
-// of each tile, the mma.sync C layout, so that tiles 2 j and 2 j + 1 are exactly mc::Acc16 block j
-// (v[0..3], v[4..7]).
+// d (64 x N) = A B (+ d when `accumulate`) in bf16 (mma_f16: fp16), both from shared memory: A
+// K-major, B K-major or, with B_N_MAJOR, N-major (read transposed). The accumulator of m64nNk16
+// holds, per warp of the group, 16 rows x N cols in n8 tiles: lane 4 g + c holds rows g and g + 8
+// at cols 2 c, 2 c + 1 of each tile, the mma.sync C layout, so that tiles 2 j and 2 j + 1 are
+// exactly mc::Acc16 block j (v[0..3], v[4..7]).
 template <int N, bool B_N_MAJOR = false>
 __device__ __forceinline__ void mma_bf16(mc::Acc16 (&d)[N / 16], Desc a, Desc b, bool accumulate);
+template <int N, bool B_N_MAJOR = false>
+__device__ __forceinline__ void mma_f16(mc::Acc16 (&d)[N / 16], Desc a, Desc b, bool accumulate);
 
 #define KTUNE_WG_ACC(b)                                                                                   \
   "+f"(d[b].v[0]), "+f"(d[b].v[1]), "+f"(d[b].v[2]), "+f"(d[b].v[3]), "+f"(d[b].v[4]), "+f"(d[b].v[5]), \
       "+f"(d[b].v[6]), "+f"(d[b].v[7])
 
-template <>
-__device__ __forceinline__ void mma_bf16<32, false>(mc::Acc16 (&d)[2], Desc a, Desc b, bool accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-      "%16, %17, p, 1, 1, 0, 0;\n}\n"
-      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1)
-      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
-}
-
-template <>
-__device__ __forceinline__ void mma_bf16<64, false>(mc::Acc16 (&d)[4], Desc a, Desc b, bool accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n}\n"
-      : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3)
-      : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));
-}
+// The K-major products of 32 and 64 cols, as NAME<N> for one element TYPE.
+#define KTUNE_WG_SS_K_MAJOR(NAME, TYPE)                                                                        \
+  template <>                                                                                                  \
+  __device__ __forceinline__ void NAME<32, false>(mc::Acc16(&d)[2], Desc a, Desc b, bool accumulate) {    \
+    asm volatile(                                                                                              \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                                          \
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {"                                       \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "                              \
+        "%16, %17, p, 1, 1, 0, 0;\n}\n"                                                                        \
+        : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1)                                                                     \
+        : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));                                                  \
+  }                                                                                                            \
+  template <>                                                                                                  \
+  __device__ __forceinline__ void NAME<64, false>(mc::Acc16(&d)[4], Desc a, Desc b, bool accumulate) {    \
+    asm volatile(                                                                                              \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                          \
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {"                                       \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                               \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "                    \
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"                                                                        \
+        : KTUNE_WG_ACC(0), KTUNE_WG_ACC(1), KTUNE_WG_ACC(2), KTUNE_WG_ACC(3)                                   \
+        : "l"(a.bits), "l"(b.bits), "r"(accumulate ? 1 : 0));                                                  \
+  }
+KTUNE_WG_SS_K_MAJOR(mma_bf16, "bf16")
+KTUNE_WG_SS_K_MAJOR(mma_f16, "f16")
+#undef KTUNE_WG_SS_K_MAJOR
 
 template <>
 __device__ __forceinline__ void mma_bf16<256, true>(mc::Acc16 (&d)[16], Desc a, Desc b, bool accumulate) {
@@ -292,7 +298,7 @@ __device__ __forceinline__ int warpgroup_index() {
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / THREADS, 0);
 }
 
-template <int N, int DIMS, int A_ROWS, int B_ROWS>
+template <int N, int DIMS, int A_ROWS, int B_ROWS, bool F16>
 __device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* a, const u8* b) {
   static_assert(DIMS % 64 == 0, "whole panels of 64 dims");
   const detail::Desc da = detail::Desc::k_major(a), db = detail::Desc::k_major(b);
@@ -300,8 +306,12 @@ __device__ __forceinline__ void start_product(mc::Acc16 (&d)[N / 16], const u8* 
 #pragma unroll
   for (int step = 0; step < DIMS / 16; ++step) {
     const u32 within = (step % 4) * 32;  // 16 dims = 32 bytes into the 128-byte panel row
-    detail::mma_bf16<N>(d, da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within),
-                        db.plus((step / 4) * PanelRows<B_ROWS>::kPanelBytes + within), step > 0);
+    const detail::Desc sa = da.plus((step / 4) * PanelRows<A_ROWS>::kPanelBytes + within);
+    const detail::Desc sb = db.plus((step / 4) * PanelRows<B_ROWS>::kPanelBytes + within);
+    if constexpr (F16)
+      detail::mma_f16<N>(d, sa, sb, step > 0);
+    else
+      detail::mma_bf16<N>(d, sa, sb, step > 0);
   }
   detail::commit();
 }
@@ -326,16 +336,15 @@ __device__ __forceinline__ void finish_product(mc::Acc16 (&d)[BLOCKS]) {
   detail::settle(d);
 }
 
-template <class L>
+template <class L, bool F16>
 __device__ __forceinline__ void load_transposed_f16(u32 (&a)[4], const u8* base, int row0, int col0) {
   // mma.sync's B of rows row0 .. (k) and cols col0 .. (n) is this A, its registers in the order
   // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15); A takes (m = n 0-7, k 0-7),
   // (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15).
   const mc::PvB b = mc::load_pv_b<L>(base, row0, col0);
-  a[0] = bf16x2_to_f16x2(b.r[0]);
-  a[1] = bf16x2_to_f16x2(b.r[2]);
-  a[2] = bf16x2_to_f16x2(b.r[1]);
-  a[3] = bf16x2_to_f16x2(b.r[3]);
+  const int order[4] = {0, 2, 1, 3};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = F16 ? b.r[order[i]] : bf16x2_to_f16x2(b.r[order[i]]);
 }
 
 template <int K, int B_ROW_BYTES, class LoadA>
@@ -374,7 +383,7 @@ template <int N>
 struct Unavailable {
   static constexpr bool kValue = false;
 };
-template <int N, int DIMS, int A_ROWS, int B_ROWS>
+template <int N, int DIMS, int A_ROWS, int B_ROWS, bool F16>
 __device__ void start_product(mc::Acc16 (&)[N / 16], const u8*, const u8*) {
   static_assert(Unavailable<N>::kValue, "wgmma is sm_90a's (math=wgmma is pruned for other targets)");
 }
@@ -386,7 +395,7 @@ template <int BLOCKS>
 __device__ void finish_product(mc::Acc16 (&)[BLOCKS]) {
   static_assert(Unavailable<BLOCKS>::kValue, "wgmma is sm_90a's");
 }
-template <class L>
+template <class L, bool F16>
 __device__ void load_transposed_f16(u32 (&)[4], const u8*, int, int) {
   static_assert(Unavailable<sizeof(L)>::kValue, "wgmma is sm_90a's");
 }

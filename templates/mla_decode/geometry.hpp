@@ -181,13 +181,16 @@ struct MmaGeometry {
   // setmaxnreg's counts for the producer, the softmax warpgroup and the P V warpgroups, whose sum
   // stays within the block's file (128 x (32 + 80 + 2 x 200) = 65536 at 64 keys): the splits at
   // which ptxas 13.0 allocates the instances without spills (with 64 keys it spills 28 bytes at the
-  // 32-key split, and 16 with 32 keys at the 64-key one).
+  // 32-key split, and 16 with 32 keys at the 64-key one). A producer that decodes (decoded(), 384
+  // threads) takes more from the math warpgroups: 56 against 2 x 224. (Beside a softmax warpgroup
+  // no split of the 512 threads' file went without spills: 4 to 8 bytes with the producer at 48 to
+  // 64, the softmax warpgroup at 64 to 80 and the P V warpgroups at 184 or 192.)
   KTUNE_GEOMETRY_FN int softmax_registers() const { return 80; }
   KTUNE_GEOMETRY_FN int producer_registers() const {
-    return softmax_warpgroup() && keys == 64 ? 32 : kProducerRegisters;
+    return decoded() ? 56 : softmax_warpgroup() && keys == 64 ? 32 : kProducerRegisters;
   }
   KTUNE_GEOMETRY_FN int value_registers() const {
-    return softmax_warpgroup() ? (keys == 64 ? 200 : 192) : kMathRegisters;
+    return softmax_warpgroup() ? (keys == 64 ? 200 : 192) : decoded() ? 224 : kMathRegisters;
   }
   KTUNE_GEOMETRY_FN int copy_threads() const { return producer() ? kWarpgroupThreads : threads; }
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
@@ -229,7 +232,8 @@ struct MmaGeometry {
   // Shared memory, in bytes: the q tile (bf16 queries; fp16, pre-scaled, on the fp8 path) has rows
   // of 1152 bytes with XOR-swizzled 16-byte chunks (mc::SwizzledRows); the ring's slots hold KV rows
   // as they are in memory: bf16 rows like the q tile, or fp8 codes in rows padded to 640
-  // bytes (mc::CodeRows), which the matrix-core operands decode in registers. P (one 16-bit matrix
+  // bytes (mc::CodeRows), which the matrix-core operands decode in registers; on wgmma, fp16 rows
+  // decoded from the code slots after the ring (decoded(), above). P (one 16-bit matrix
   // per term) has rows padded by 16 bytes; for wgmma, rows of keys x 2 bytes in wgmma's swizzle
   // (wg::KMajorRows), and only the first term has its own: wgmma_ss's second goes into the tile's
   // rope panel (dims 512 .. 575, keys x 128 bytes, as many), which Q K^T has read and P V does not.
@@ -241,10 +245,17 @@ struct MmaGeometry {
   // (the slot's P and record are written). The record is the softmax warpgroup's word to the P V
   // warpgroups about a tile: the factor by which each of the 64 rows' O is rescaled, then one byte
   // per softmax warp, nonzero where one of its rows moved its maximum; padded to 16 bytes.
+  // An fp8 cache on wgmma (decoded()): wgmma reads B from shared memory only, so the producer
+  // decodes each slot's codes once for the CTA's 64 rows into an fp16 tile in the ring (as a bf16
+  // tile lies), from a ring of its own, code_slots() slots of code rows after the ring, which its
+  // copies fill: the copies stay in flight while the decode runs, and each code is decoded once
+  // per 64 rows where math = "wgmma_t" decodes it per 16 or 32 (its A operands).
   KTUNE_GEOMETRY_FN bool fp8() const { return kv_dtype != kKvBf16; }
+  KTUNE_GEOMETRY_FN bool decoded() const { return fp8() && qk_wgmma; }
   KTUNE_GEOMETRY_FN int tile_row_bytes() const { return kHeadDim * 2; }
   KTUNE_GEOMETRY_FN int raw_row_bytes() const { return kHeadDim * kv_bytes(kv_dtype); }
-  KTUNE_GEOMETRY_FN int ring_row_bytes() const { return fp8() ? 640 : tile_row_bytes(); }
+  KTUNE_GEOMETRY_FN int code_row_bytes() const { return 640; }
+  KTUNE_GEOMETRY_FN int ring_row_bytes() const { return fp8() && !decoded() ? code_row_bytes() : tile_row_bytes(); }
   KTUNE_GEOMETRY_FN int ring_offset() const { return rows * tile_row_bytes(); }
   // The ring: `stages` slots of ring_keys() keys; tile t takes tile_slots() consecutive slots
   // (mod stages), and the copies run stages - 2 tile_slots() slots ahead of the tile in compute.
@@ -254,12 +265,15 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int ring_keys() const { return qk_wgmma ? keys : min_of(keys, kRingSlotKeys); }
   KTUNE_GEOMETRY_FN int tile_slots() const { return keys / ring_keys(); }
   KTUNE_GEOMETRY_FN int stage_bytes() const { return ring_keys() * ring_row_bytes(); }
+  KTUNE_GEOMETRY_FN int code_slots() const { return decoded() ? 2 : 0; }
+  KTUNE_GEOMETRY_FN int code_offset() const { return ring_offset() + stages * stage_bytes(); }
+  KTUNE_GEOMETRY_FN int code_stage_bytes() const { return ring_keys() * code_row_bytes(); }
   KTUNE_GEOMETRY_FN int p_stride() const { return qk_wgmma ? keys * 2 : keys * 2 + 16; }
   // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V, one
   // fp16 term where it meets fp16 V (decoded fp8, or bf16 converted on wgmma's way).
   KTUNE_GEOMETRY_FN int p_terms() const { return fp8() || (qk_wgmma && !pv_ss) ? 1 : 2; }
   KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }
-  KTUNE_GEOMETRY_FN int p_offset() const { return ring_offset() + stages * stage_bytes(); }
+  KTUNE_GEOMETRY_FN int p_offset() const { return code_offset() + code_slots() * code_stage_bytes(); }
   KTUNE_GEOMETRY_FN int p_bytes() const {
     return softmax_warpgroup() ? 0 : (qk_wgmma ? 1 : p_terms()) * p_term_bytes();
   }
@@ -311,11 +325,12 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN bool copies_fit() const { return copy_keys_per_pass() >= 1; }
   // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two P V
   // warpgroups (and with O^T = V^T P^T optionally the producer, or the producer and a softmax
-  // warpgroup), bf16 operands. (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152
-  // and keys x 1152 bytes are multiples of 1024 for these sizes.) pv_ss is a form of wgmma's P V.
+  // warpgroup), bf16 operands, or fp16 ones decoded from an fp8 cache by the producer, which that
+  // takes (decoded(); the producer without a softmax warpgroup). (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152, keys x
+  // 1152 and keys x 640 bytes are multiples of 1024 for these sizes.) pv_ss is a form of wgmma's P V.
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
     return qk_wgmma ? rows == kWgmmaRows && pv_warps() * warp == kWgmmaThreads && warp == 32 && wgmma_keys(keys) &&
-                          !fp8()
+                          (!fp8() || (producer() && !softmax_warpgroup()))
                     : !pv_ss;
   }
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }

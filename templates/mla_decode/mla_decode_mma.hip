@@ -7,7 +7,8 @@
 //     (common/async_copy.hpp), gathered through the block table per key, so that all slots but
 //     two tiles' are in flight while the CTA computes on one tile; fp8 tiles travel and stay
 //     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
-//     to the matrix cores, as K (all 576 dims) and as V (the first 512);
+//     to the matrix cores, as K (all 576 dims) and as V (the first 512); on wgmma, whose B operand
+//     only shared memory holds, the producer decodes them once into an fp16 tile, for all 64 rows;
 //   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; or, with
 //     MATH = 2 or 3 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), the first warpgroup
 //     over the whole tile, q and K read by the tensor cores from panels of 64 dims; online
@@ -45,8 +46,8 @@
 //     the tensor cores' work on P V (wgmma_ss pays that instead: with few rows a tile, the
 //     conversion's instructions cost more than the product).
 //   P V with an fp8 cache in fp16: P is one fp16 term (2^-12 relative), and V is decoded to fp16
-//     in registers, exactly: an E4M3 code times a power of two is an fp16 value (Fp8ToF16, which
-//     the fp32 scales undo).
+//     in registers (wgmma: by the producer, into the tile), exactly: an E4M3 code times a power of
+//     two is an fp16 value (Fp8ToF16, which the fp32 scales undo).
 //   Q K^T: bf16 KV in bf16; fp8 KV in fp16 (fp8 x fp8 math would round the queries to 3 mantissa
 //     bits), with the bf16 queries converted to fp16, exactly where their magnitude lies in fp16's
 //     normal range, 2^-14 .. 65504 (smaller ones lose bits they barely contribute, larger ones
@@ -125,11 +126,15 @@ __global__ void __launch_bounds__(THREADS, 1)
   // q tile and bf16 KV tiles: wgmma reads its operands in panels of 64 dims.
   typedef conditional_t<WGMMA, wg::PanelRows<ROWS>, mc::SwizzledRows<kHeadDim * 2>> QTile;
   typedef conditional_t<WGMMA, wg::PanelRows<KEYS>, mc::SwizzledRows<kHeadDim * 2>> Tile;
-  typedef mc::CodeRows<G.ring_row_bytes()> Codes;  // fp8 KV tiles
+  typedef mc::CodeRows<G.code_row_bytes()> Codes;  // fp8 KV tiles
   typedef conditional_t<WGMMA, wg::KMajorRows<G.p_stride()>, mc::PaddedRows<G.p_stride()>> PRows;  // P
   typedef Fp8ToF16<KV_DTYPE> Decode;
   constexpr bool FP8 = KV_DTYPE != kKvBf16;
   constexpr bool P_TERMS = G.p_terms() == 2;  // P as bf16 hi + lo, V in bf16
+  // An fp8 cache on wgmma (MmaGeometry::decoded): the producer decodes each slot's codes, which its
+  // copies bring into slots of their own (sCodes), to an fp16 tile in the ring, laid out as a bf16
+  // tile is; Q K^T and P V then read fp16 (decode_slot, below).
+  constexpr bool DECODED = G.decoded();
   // With a producer warpgroup (MmaGeometry::producer, wgmma only) the math warpgroups neither
   // issue copies nor join the producer's barriers: they meet on named barrier 1, and each ring
   // slot has two mbarriers, full (the producer's copies landed) and empty (all math threads are
@@ -154,6 +159,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if constexpr (WGMMA) wg::require_swizzle_alignment(smem_bytes);
   u8* const sQ = smem_bytes;
   u8* const sRing = smem_bytes + G.ring_offset();
+  u8* const sCodes = smem_bytes + G.code_offset();  // [CODE_SLOTS][SLOT_KEYS][640] (DECODED)
   u8* const sP = smem_bytes + G.p_offset();
   float* const sReduce = reinterpret_cast<float*>(smem_bytes + G.reduce_offset());  // [key warp][ROWS]
   u64* const full = reinterpret_cast<u64*>(smem_bytes + G.barrier_offset());        // [STAGES] (WS)
@@ -221,8 +227,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     return r;
   };
+  constexpr int CODE_SLOTS = DECODED ? G.code_slots() : 1;
   auto issue_slot = [&](int u, const SlotRows& rows) {
-    u8* const slot = sRing + (u % STAGES) * STAGE_BYTES;
+    u8* const slot = DECODED ? sCodes + (u % CODE_SLOTS) * G.code_stage_bytes() : sRing + (u % STAGES) * STAGE_BYTES;
 #pragma unroll
     for (int pass = 0; pass < COPY_PASSES; ++pass) {
       const int key = pass * KEYS_PER_PASS + ctid / TPK;
@@ -242,7 +249,7 @@ __global__ void __launch_bounds__(THREADS, 1)
           static_assert(TPK == 4 && CHUNKS_PER_THREAD == 9, "an fp8 row is 4 runs of 9 chunks");
           const int c = ctid % TPK;
           const int x = Codes::chunk_xor(key);
-          u8* const dst = slot + key * G.ring_row_bytes();
+          u8* const dst = slot + key * G.code_row_bytes();
           copy_row<0, 5, 128>(dst + ((c ^ x) << 4), row + c * 16, valid);
           copy_row<0, 4, 128>(dst + (((c + 4) ^ x) << 4), row + (c + 4) * 16, valid);
         }
@@ -250,11 +257,59 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
   };
 
+  // DECODED: this thread's chunks of slot u's codes, the ones its own copies brought (so that it
+  // waits for no other thread's), to fp16 in ring slot u % STAGES. A chunk is 16 codes, 16 dims of
+  // a key: two 16-byte chunks of the tile, in panel rows of 128 bytes whose swizzle puts the 8 key
+  // rows x 4 chunks of one store on distinct banks.
+  auto decode_slot = [&](int u) {
+    if constexpr (DECODED) {
+      const u8* const codes = sCodes + (u % CODE_SLOTS) * G.code_stage_bytes();
+      u8* const tile = sRing + (u % STAGES) * STAGE_BYTES;
+#pragma unroll
+      for (int pass = 0; pass < COPY_PASSES; ++pass) {
+        const int key = pass * KEYS_PER_PASS + ctid / TPK;
+        if (key < SLOT_KEYS) {
+          const int x = Codes::chunk_xor(key);
+#pragma unroll 1
+          for (int m = 0; m < CHUNKS_PER_THREAD; ++m) {
+            const int chunk = ctid % TPK + (m < 5 ? 8 * m : 4 + 8 * (m - 5));  // issue_slot's order
+            const u32x4 w = load16(codes + key * G.code_row_bytes() + ((chunk ^ x) << 4));
+            const u32x2 d0 = Decode::quad(w.x), d1 = Decode::quad(w.y), d2 = Decode::quad(w.z),
+                        d3 = Decode::quad(w.w);
+            store16(tile + Tile::offset(key, chunk * 32), u32x4{d0.x, d0.y, d1.x, d1.y});
+            store16(tile + Tile::offset(key, chunk * 32 + 16), u32x4{d2.x, d2.y, d3.x, d3.y});
+          }
+        }
+      }
+    }
+  };
+
   // The producer: every slot in turn, once the math threads have released what it held before
   // (its page look-ups a slot ahead, so that a slot's copies wait on no block-table load).
+  // DECODED: its copies run CODE_SLOTS slots ahead of the decode, which waits for them.
   if constexpr (WS) {
     if (tid >= MATH_THREADS) {  // warpgroup-uniform
       ws::shrink_registers<G.producer_registers()>();
+      if constexpr (DECODED) {
+        SlotRows next = look_up(0);
+#pragma unroll
+        for (int u = 0; u < CODE_SLOTS; ++u) {
+          if (u < num_slots) issue_slot(u, next);
+          async_copy::commit();
+          next = look_up(u + 1);
+        }
+        for (int u = 0; u < num_slots; ++u) {
+          async_copy::wait<CODE_SLOTS - 1>();  // this thread's copies of slot u
+          if (u >= STAGES) ws::wait(empty + u % STAGES, (u / STAGES - 1) & 1);
+          decode_slot(u);
+          wg::proxy_fence();  // the tile, for the tensor cores' reads
+          ws::arrive(full + u % STAGES);
+          if (u + CODE_SLOTS < num_slots) issue_slot(u + CODE_SLOTS, next);
+          async_copy::commit();
+          next = look_up(u + CODE_SLOTS + 1);
+        }
+        return;  // the last slots' copies were waited for: none lands after the block leaves
+      }
       SlotRows next = look_up(0);
       for (int u = 0; u < num_slots; ++u) {
         const SlotRows rows = next;
@@ -268,7 +323,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     // (With a softmax warpgroup, each math warpgroup sets its registers where its code parts
     // from the others': ptxas allocates the code that a setmaxnreg dominates within its count.)
     if constexpr (!SOFTMAX_WG) {
-      ws::grow_registers<kMathRegisters>();
+      ws::grow_registers<G.value_registers()>();
     }
   }
 
@@ -305,7 +360,16 @@ __global__ void __launch_bounds__(THREADS, 1)
   // (Fp8ToF16).
   constexpr float kv_unit = FP8 ? Decode::kScale : 1.f;
   const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
-  if constexpr (FP8) {
+  if constexpr (DECODED) {
+    // As the decoded tile's dims lie: each 16-byte chunk in place (the chunks came from several
+    // threads' copies, all waited for above).
+    math_sync();
+    for (int i = tid; i < ROWS * ROW_CHUNKS; i += MATH_THREADS) {
+      u32x4* const chunk = reinterpret_cast<u32x4*>(sQ + QTile::offset(i / ROW_CHUNKS, i % ROW_CHUNKS * 16));
+      const u32x4 w = *chunk;
+      *chunk = u32x4{bf16x2_to_f16x2(w.x), bf16x2_to_f16x2(w.y), bf16x2_to_f16x2(w.z), bf16x2_to_f16x2(w.w)};
+    }
+  } else if constexpr (FP8) {
     // In steps of 32 dims, in the order the decoded keys meet them (mc::store_q16); a step's
     // chunks came from several threads' copies.
     async_copy::wait<STAGES - SLOTS - 1>();  // the first group
@@ -436,7 +500,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         ws::wait(full + t % STAGES, (t / STAGES) & 1);
         wg::proxy_fence();  // the slot's rows, for the tensor cores' reads
         mc::Acc16 s[QKB];
-        wg::start_product<KEYS, kHeadDim, ROWS, KEYS>(s, sQ, sRing + t % STAGES * STAGE_BYTES);
+        wg::start_product<KEYS, kHeadDim, ROWS, KEYS, DECODED>(s, sQ, sRing + t % STAGES * STAGE_BYTES);
         wg::finish_product(s);
         // Every warp's share of the product done before any overwrites the rope panel with P: a
         // warp's wait covers its own rows, and PTX does not say that all warps' reads of the
@@ -534,7 +598,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         wg::accumulate_transposed<KEYS, G.p_stride()>(
             pv_acc,
             [&](int step, int m, u32(&a)[4]) {
-              wg::load_transposed_f16<Tile>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
+              wg::load_transposed_f16<Tile, DECODED>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
             },
             rope_panel(t));
         ws::arrive(empty + t % STAGES);  // V, P and the record read: the slot is free
@@ -610,7 +674,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     // pipeline it cannot follow through the branches.)
     if constexpr (WGMMA) {
       if (qk_warp) {
-        wg::start_product<KEYS, kHeadDim, ROWS, KEYS>(s[0], sQ, key_slot(0));
+        wg::start_product<KEYS, kHeadDim, ROWS, KEYS, DECODED>(s[0], sQ, key_slot(0));
         queue_copies();
         wg::finish_product(s[0]);
       } else {
@@ -793,7 +857,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       wg::accumulate_transposed<KEYS, G.p_stride()>(
           acc[0],
           [&](int step, int m, u32(&a)[4]) {
-            wg::load_transposed_f16<Tile>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
+            wg::load_transposed_f16<Tile, DECODED>(a, v, step * 16, pv_dim0 + 64 * m + 16 * (warp % 4));
           },
           sP);
       if constexpr (WS) ws::arrive(empty + t % STAGES);  // its last reader done: the slot is free

@@ -200,7 +200,39 @@ TEST(MlaDecodeFamily, WgmmaTTakes32RowsWithoutAProducer) {
   EXPECT_GE(g.stages * g.stage_bytes(), g.merge_bytes()) << "the merge stages O^T in the ring";
 }
 
-TEST(MlaDecodeFamily, WgmmaRunsTheBf16CacheOnSm90aOnly) {
+// An fp8 cache on wgmma: the producer warpgroup (384 threads) decodes each tile of 32 keys into an
+// fp16 tile of the ring, from two slots of codes of its own; 64-key tiles do not fit beside the
+// fp16 q tile, and no other thread count decodes.
+TEST(MlaDecodeFamily, WgmmaDecodesFp8CachesInItsProducer) {
+  const Key h128{128, 1, true, num::KvDtype::fp8_e4m3fn, 128};
+  const Config decoded{64, 32, 384, 3, 0, kMathWgmma};
+  EXPECT_EQ(why_not(h128, decoded, "sm_90a"), std::nullopt);
+  EXPECT_EQ(why_not({16, 4, false, num::KvDtype::fp8_e4m3fnuz, 1}, decoded, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h128, {64, 32, 384, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
+  EXPECT_THAT(why_not(h128, {64, 32, 384, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(h128, {64, 64, 384, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  for (const int threads : {256, 512})
+    EXPECT_THAT(why_not(h128, {64, 32, threads, 2, 0, kMathWgmma}, "sm_90a").value_or(""),
+                HasSubstr("an fp8 cache takes math=wgmma at 384 threads"))
+        << threads;
+  EXPECT_THAT(why_not(h128, {64, 32, 384, 3, 0, kMathWgmmaSs}, "sm_90a").value_or(""), HasSubstr("bf16 only"));
+  EXPECT_THAT(why_not(h128, decoded, "gfx90a").value_or(""), HasSubstr("needs sm_90a"));
+  // Shared memory: the fp16 q tile, 3 fp16 tiles, 2 slots of 640-byte code rows, P, the row
+  // reductions and two mbarriers a ring slot; the producer's registers against the math warps'.
+  const auto g = mma_geometry(decoded, num::KvDtype::fp8_e4m3fn, 32);
+  EXPECT_TRUE(g.decoded());
+  EXPECT_EQ(g.shared_bytes(), 64 * 1152 + 3 * 32 * 1152 + 2 * 32 * 640 + 64 * 64 + 2 * 64 * 4 + 2 * 3 * 8);
+  EXPECT_EQ(g.code_offset() % 1024, 0) << "the fp16 tiles' panels stay on wgmma's 1024-byte anchors";
+  EXPECT_EQ(g.p_offset() % 1024, 0);
+  EXPECT_LE(g.producer_registers() * 128 + g.value_registers() * 256, 65536 / 384 * 384);
+  EXPECT_EQ(family().launch_info(to_params(h128), to_params(decoded)).shared_bytes, g.shared_bytes());
+  // A bf16 cache on the same config keeps its ring as it was: no code slots.
+  const auto bf16 = mma_geometry(decoded, num::KvDtype::bf16, 32);
+  EXPECT_FALSE(bf16.decoded());
+  EXPECT_EQ(bf16.shared_bytes(), 64 * 1152 + 3 * 32 * 1152 + 64 * 64 + 2 * 64 * 4 + 2 * 3 * 8);
+}
+
+TEST(MlaDecodeFamily, WgmmaRunsOnSm90aOnlyAndFp8CachesOnlyWithItsProducer) {
   const Key h16{16, 1, true, num::KvDtype::bf16, 128};
   const Config wgmma{64, 32, 256, 4, 0, kMathWgmma};
   EXPECT_EQ(why_not(h16, wgmma, "sm_90a"), std::nullopt) << "64-row products serve 16 rows (not pruned as padding)";

@@ -2,8 +2,8 @@
 // 1..128, block lengths of 1..16, both masks, all three cache types, page sizes of 1, 16, 64 and
 // 1536 tokens, kv_len == L, lengths that are no tile multiple and mixed lengths in one batch, each
 // with the keys unsplit and split three ways (empty splits included), each case through every math
-// path (SIMT, matrix cores, and where the device has them, wgmma and wgmma_ss for the bf16 cache and
-// wgmma_t for the fp8 ones) on the same inputs. Shapes stay small: the reference on the CPU is
+// path (SIMT, matrix cores, and where the device has them, wgmma and wgmma_ss for the bf16 cache,
+// wgmma_t and wgmma with its producer decoding for the fp8 ones) on the same inputs. Shapes stay small: the reference on the CPU is
 // the cost.
 #include <gtest/gtest.h>
 
@@ -20,18 +20,19 @@ constexpr int kForcedSplits[] = {1, 3};
 constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
 
 constexpr int kMaths[] = {kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs, kMathWgmmaT};
-// Paths that must run every cache type on every device; wgmma(_ss) runs the bf16 cache on sm_90a,
-// wgmma_t the fp8 ones.
+// Paths that must run every cache type on every device; on sm_90a wgmma runs every cache type
+// (fp8 ones at 384 threads, decoded by its producer), wgmma_ss the bf16 cache, wgmma_t the fp8 ones.
 bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
   if (math == kMathWgmmaT) return kv_dtype != num::KvDtype::bf16 && arch == "sm_90a";
+  if (math == kMathWgmma) return arch == "sm_90a";
   return !is_wgmma(math) || (kv_dtype == num::KvDtype::bf16 && arch == "sm_90a");
 }
 
 // Per math path: row and key tiles, thread counts and pipelines (SIMT: 1 or 2 stages; mma: rings of
 // 2..4 tiles, and of 5 and 9 slots for tiles of 64 and 128 keys that take 2 and 4, warps that sit
 // Q K^T out, several m-tiles; wgmma and wgmma_t with and without their producer warpgroup, wgmma
-// also with a softmax warpgroup, wgmma_t also at 32 rows); a config that the device cannot run is
-// left out.
+// also with a softmax warpgroup and with a producer that decodes an fp8 cache, in rings of 2 and 3
+// tiles, wgmma_t also at 32 rows); a config that the device cannot run is left out.
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
       {16, 16, 128, 1, 0, kMathSimt}, {32, 32, 256, 2, 0, kMathSimt}, {64, 16, 256, 2, 0, kMathSimt},
@@ -41,6 +42,7 @@ const std::vector<Config>& test_configs() {
       {16, 128, 256, 9, 0, kMathMma},
       {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 0, kMathWgmma},
       {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 0, kMathWgmma},  // with a producer warpgroup
+      {64, 32, 384, 3, 0, kMathWgmma}, {64, 32, 384, 2, 0, kMathWgmma},  // (fp8: it decodes the tiles)
       {64, 32, 512, 4, 0, kMathWgmma}, {64, 64, 512, 2, 0, kMathWgmma},  // and a softmax warpgroup
       {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 0, kMathWgmmaSs},
       {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 0, kMathWgmmaT}, {16, 64, 128, 2, 0, kMathWgmmaT},

@@ -123,10 +123,12 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
   const std::string math = math_name(c);
   if (!target.warpgroup_mma)
     return fmt::format("math={} needs sm_90a's warpgroup products, which {} lacks", math, target.arch);
-  if (kv_dtype != num::KvDtype::bf16)
-    return fmt::format("math={} reads K as the cache holds it, so bf16 only (fp8 caches are decoded in registers "
-                       "by math=mma)",
-                       math);
+  // (An fp8 cache is decoded into fp16 tiles by a producer warpgroup: math=wgmma's at 384 threads.
+  // Beside a softmax warpgroup, ptxas spills at every split of the registers: MmaGeometry.)
+  if (kv_dtype != num::KvDtype::bf16 && !(c.math == kMathWgmma && c.threads == kWgmmaProducerThreads))
+    return fmt::format("math={} reads K as the cache holds it at threads={}, so bf16 only (an fp8 cache takes "
+                       "math=wgmma at {} threads, whose producer warpgroup decodes its tiles)",
+                       math, c.threads, kWgmmaProducerThreads);
   if (c.rows != mla_tile::kWgmmaRows)
     return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
   if (c.threads != mla_tile::kWgmmaThreads &&
@@ -256,7 +258,7 @@ class MlaDecodeFamily final : public Family {
     return field == "heads" || field == "block_len";
   }
 
-  // The cache type picks the math path (fp8: mma or wgmma_t) and the batch the split and the tile
+  // The cache type picks the math path (fp8: mma, wgmma_t or wgmma) and the batch the split and the tile
   // depth; then L and H, which set the rows a tile carries. In the default space's complete
   // sweep, ranking by these made a key's first candidate 1.03x its best (geometric mean) where
   // the previous key of the plan made it 2.0x (results/README.md).
