@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-07T00:20:34Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash c22d7dcf22c78366, ktune 0.1.0, host 'vm'
-       command: .devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.lHFs06QO3I/mla_decode.db --budget 60 --timeout 20
+     run 1, started 2026-12-07T03:50:37Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 29dadb1d057c46ab, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.aHa7flapos/mla_decode.db --budget 40 --timeout 20
 */
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ktune_dispatch::mla_decode {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_7fb68a1aa8bf8b5a {
+inline namespace table_e4b5e2e867556e95 {
 
 // kv_dtype: KV cache element type
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -148,37 +148,40 @@ inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<64, 64, 512, 2,
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames4[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames5[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames9[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames10[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 384, 3, 2, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames8[] = {"ktune::mla_decode_mma<64, 32, 512, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames9[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames10[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames11[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames12[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames13[] = {"ktune::mla_decode_mma<64, 32, 384, 3, 2, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 66.25600159168243},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 78.06400209665298},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 117
-    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 107.00799897313118},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 243
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 126.62400305271149},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 399
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 149.80799704790115},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 560
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 286.3679975271225},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 715
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 48.20000007748604},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 52
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 59.72000025212765},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 147
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 76.72800123691559},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 283
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 126.51199847459793},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 473
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 246.73599749803543},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 603
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 486.2080067396164},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 756
-    {{16, 32, 128, 2, 2, Math::mma}, kNames6, 2, 128, 94848, 66.27200171351433},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 59
-    {{16, 32, 128, 2, 2, Math::mma}, kNames6, 2, 128, 94848, 78.8239985704422},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 179
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames7, 2, 512, 222800, 107.4879989027977},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 320
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames7, 2, 512, 222800, 125.43999403715134},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 475
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames7, 2, 512, 222800, 151.13600343465805},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 631
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames7, 2, 512, 222800, 290.8639907836914},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 787
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames8, 2, 128, 94784, 48.75199869275093},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 89
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames8, 2, 128, 94784, 60.816001147031784},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 209
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames9, 2, 384, 171200, 76.74400135874748},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 357
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames10, 2, 256, 194816, 131.18400424718857},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 513
-    {{32, 64, 256, 2, 2, Math::wgmma_t}, kNames10, 2, 256, 194816, 256.1599910259247},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 670
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames10, 2, 256, 194816, 500.70399045944214},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 825
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 66.21599942445755},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 77.31200009584427},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 121
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 106.38399794697762},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 250
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 125.18399953842163},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 412
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 149.72800016403198},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 576
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 287.9839986562729},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 735
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 47.87199944257736},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 54
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 59.21600013971329},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 151
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 76.29600167274475},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 291
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 128.1920000910759},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 487
+    {{64, 32, 384, 3, 0, Math::wgmma}, kNames6, 2, 384, 229936, 213.28000724315643},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 624
+    {{64, 32, 384, 3, 2, Math::wgmma}, kNames6, 2, 384, 229936, 410.94399988651276},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 772
+    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 66.71199947595596},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 61
+    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 78.04800197482109},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 185
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames8, 2, 512, 222880, 107.11999982595444},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 329
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames9, 2, 512, 222800, 125.58399885892868},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 489
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames9, 2, 512, 222800, 149.90399777889252},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 649
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames9, 2, 512, 222800, 285.42399406433105},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 810
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames10, 2, 128, 94784, 48.45600016415119},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 91
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames10, 2, 128, 94784, 59.73600037395954},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 215
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames11, 2, 384, 171200, 76.64800062775612},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 367
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames12, 2, 256, 194816, 130.38399815559387},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 527
+    {{64, 32, 384, 3, 0, Math::wgmma}, kNames13, 2, 384, 229936, 214.08000588417053},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 687
+    {{64, 32, 384, 3, 2, Math::wgmma}, kNames13, 2, 384, 229936, 418.0160015821457},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 847
 };
 
 // sm_90a
@@ -390,5 +393,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_7fb68a1aa8bf8b5a
+}  // inline namespace table_e4b5e2e867556e95
 }  // namespace ktune_dispatch::mla_decode

@@ -5,7 +5,7 @@
 # (512 threads) on the same shape; one verified `ktune bench --json` line per config, each after a
 # "# key | config" line. The keys: the wide folds whose fp8 winners lost to bf16 by 1.6x to 1.7x
 # (results/nvidia-h100-80gb-hbm3/mla_decode_wgmma_t_rows32_ab.md), a 32-row one and a 64-row one.
-#   results/nvidia-h200/mla_decode_wgmma_decoded_ab.sh > ab.log
+#   results/nvidia-h100-80gb-hbm3/mla_decode_wgmma_decoded_ab.sh > ab.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ktune=${KTUNE:-.devbin/ktune}
