@@ -4,7 +4,8 @@
 // correctness sweep does not take (rotated input copies, the family's own instances and split
 // policy, a timing-size launch, scores whose maximum jumps late in the context). Every control
 // runs for every math path (SIMT, matrix cores, and on sm_90a wgmma and wgmma_ss, whose cases
-// take the bf16 cache where they name another, and wgmma_t, whose take an fp8 one).
+// take the bf16 cache where they name another, and wgmma_t and wgmma with its producer decoding
+// (wgmma_decoded), whose take an fp8 one).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -38,8 +38,9 @@ struct Config {
 // Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma /
 // mla_decode_transposed); wgmma and wgmma_ss are mla_decode_mma with Q K^T and P V on Hopper's
 // warpgroup products (sm_90a only), P V as O^T = V^T P^T with V^T from registers (wgmma) or
-// O = P V from shared memory (wgmma_ss); wgmma_t (sm_90a, fp8 caches) is mla_decode_transposed:
-// S^T = K Q^T and O^T = V^T P^T, keys and value dims as the products' 64 rows, 16 query rows.
+// O = P V from shared memory (wgmma_ss), wgmma also on the fp8 caches, which its producer
+// warpgroup decodes; wgmma_t (sm_90a, fp8 caches) is mla_decode_transposed: S^T = K Q^T and
+// O^T = V^T P^T, keys and value dims as the products' 64 rows, 16 or 32 query rows.
 inline constexpr int kMathSimt = 0;
 inline constexpr int kMathMma = 1;
 inline constexpr int kMathWgmma = 2;
