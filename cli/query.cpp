@@ -4,6 +4,10 @@
 #include <map>
 #include <memory>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/error.hpp"
 #include "db/database.hpp"
 #include "db/tuning_gain.hpp"
 #include "db_options.hpp"
@@ -18,6 +22,7 @@ struct QueryOptions {
   std::string status;
   bool winners = false;
   bool gain = false;
+  std::string gain_by;  // a key field: one gain per value of it (e.g. kv_dtype, whose values take different kernels)
 };
 
 // `brief` (the table format) leaves out what does not fit a terminal line.
@@ -55,12 +60,14 @@ Record measurement_record(const db::Measurement& m, const db::Run& run, bool bri
   return r;
 }
 
-Record gain_record(const db::TuningGain& g, const db::Run& run) {
+// `group`: the --gain-by value the row is about ("kv_dtype=bf16"), empty without --gain-by.
+Record gain_record(const db::TuningGain& g, const db::Run& run, const std::string& group) {
   const Family* fam = registered_family(run.family);
   Record r;
   r["run"] = g.run_id;
   r["kernel"] = run.family;
   r["arch"] = run.arch;
+  if (!group.empty()) r["keys_with"] = group;
   r["keys"] = g.keys;
   r["configs"] = g.configs;
   r["configs_on_every_key"] = g.configs_on_every_key;
@@ -78,6 +85,19 @@ Record gain_record(const db::TuningGain& g, const db::Run& run) {
   return r;
 }
 
+// The key field that --gain-by names, in `family`'s key fields. Throws Error.
+const FieldSpec& gain_by_field(const std::string& name, const std::string& family) {
+  const Family* fam = registered_family(family);
+  if (fam == nullptr)
+    throw Error(fmt::format("--gain-by {}: the run's kernel family '{}' is not one this ktune knows", name, family));
+  for (const auto& f : fam->key_fields())
+    if (f.name == name) return f;
+  std::vector<std::string> names;
+  for (const auto& f : fam->key_fields()) names.push_back(f.name);
+  throw Error(fmt::format("--gain-by {}: {} has no key field '{}' (it has {})", name, family, name,
+                          fmt::join(names, ", ")));
+}
+
 void run_query(const QueryOptions& o) {
   auto db = db::Database::open(o.filter.db, /*create=*/false, /*read_only=*/true);
   auto filter = to_filter(o.filter);
@@ -86,7 +106,17 @@ void run_query(const QueryOptions& o) {
     for (const auto& run : db->runs(filter)) {
       auto per_run = filter;
       per_run.run_id = run.id;
-      rows.push_back(gain_record(db::tuning_gain(db->measurements(per_run)), run));
+      const std::vector<db::Measurement> ms = db->measurements(per_run);
+      if (o.gain_by.empty()) {
+        rows.push_back(gain_record(db::tuning_gain(ms), run, ""));
+        continue;
+      }
+      const FieldSpec& field = gain_by_field(o.gain_by, run.family);
+      std::map<int64_t, std::vector<db::Measurement>> groups;
+      for (const auto& m : ms)
+        if (const auto v = m.key.find(field.name)) groups[*v].push_back(m);
+      for (const auto& [value, group] : groups)
+        rows.push_back(gain_record(db::tuning_gain(group), run, fmt::format("{}={}", field.name, field.format(value))));
     }
     print_records(std::cout, rows, o.filter.format);
     if (rows.empty()) note_absent_filter_values(*db, o.filter, std::cerr);
@@ -114,11 +144,15 @@ void setup(CLI::App& app) {
                      ->check(CLI::IsMember({"ok", "verify_failed", "compile_error", "fault", "timeout", "infeasible"}));
   cmd->add_flag("--winners", o->winners, "Only the best ok measurement (lowest median) of each key in each run")
       ->excludes(status);
-  cmd->add_flag("--gain", o->gain,
-                "Per run: the single config best on average over the keys, and how much faster the per-key "
-                "winners are (geometric mean and largest ratio)")
-      ->excludes(status)
-      ->excludes("--winners");
+  auto* gain = cmd->add_flag("--gain", o->gain,
+                             "Per run: the single config best on average over the keys, and how much faster the "
+                             "per-key winners are (geometric mean and largest ratio)")
+                   ->excludes(status)
+                   ->excludes("--winners");
+  cmd->add_option("--gain-by", o->gain_by,
+                  "With --gain: one row per value of this key field, over the keys that have it (e.g. kv_dtype, "
+                  "where each cache type has kernels of its own)")
+      ->needs(gain);
   cmd->callback([o] { run_query(*o); });
 }
 

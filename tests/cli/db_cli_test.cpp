@@ -125,6 +125,47 @@ TEST(DbCli, QueryGainNamesTheBestSingleConfigAndTheGain) {
   EXPECT_NE(both.status, 0) << "--gain and --winners are different reports";
 }
 
+// Each cache type has kernels of its own, so one config best on average over all keys says
+// little: --gain-by kv_dtype gives the gain over each cache type's keys.
+TEST(DbCli, QueryGainByAKeyFieldGivesOneRowPerValue) {
+  test::TempDir dir;
+  const auto db_path = sample_db(dir);
+  {
+    auto db = Database::open(db_path, false);
+    // fp8: rows=64 12.5 and 5, rows=32 10.25 and 8: rows=64 is best on average, gain sqrt(12.5 / 10.25).
+    db->record(test::timed(1, test::key(16, 1, 0, 1), test::config(64), 5.0));
+    db->record(test::timed(1, test::key(16, 1, 0, 1), test::config(32), 8.0));
+    // bf16: rows=64 9 and 4, rows=32 18 and 3: rows=64 again, gain sqrt(4 / 3).
+    db->record(test::timed(1, test::key(16, 2, 0, 0), test::config(32), 18.0));
+    db->record(test::timed(1, test::key(16, 1, 0, 0), test::config(64), 4.0));
+    db->record(test::timed(1, test::key(16, 1, 0, 0), test::config(32), 3.0));
+  }
+  const auto o = run_ktune_args({"query", "--db", db_path, "--gain", "--gain-by", "kv_dtype", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const auto rows = nlohmann::json::parse(o.out);
+  ASSERT_EQ(rows.size(), 2u) << o.out;
+  EXPECT_EQ(rows[0]["keys_with"], "kv_dtype=bf16");
+  EXPECT_EQ(rows[0]["keys"], 2);
+  EXPECT_NEAR(rows[0]["gain_geomean"].get<double>(), std::sqrt(4.0 / 3.0), 1e-9);
+  EXPECT_EQ(rows[1]["keys_with"], "kv_dtype=fp8_e4m3fn");
+  EXPECT_EQ(rows[1]["keys"], 2);
+  EXPECT_NEAR(rows[1]["gain_geomean"].get<double>(), std::sqrt(12.5 / 10.25), 1e-9);
+  // Over all four keys at once: another figure, and no keys_with column.
+  const auto all = run_ktune_args({"query", "--db", db_path, "--gain", "--format", "json"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  const auto one = nlohmann::json::parse(all.out);
+  ASSERT_EQ(one.size(), 1u) << all.out;
+  EXPECT_EQ(one[0]["keys"], 4);
+  EXPECT_FALSE(one[0].contains("keys_with"));
+  EXPECT_NEAR(one[0]["gain_geomean"].get<double>(), std::pow(12.5 / 10.25 * 4.0 / 3.0, 0.25), 1e-9);
+
+  const auto unknown = run_ktune_args({"query", "--db", db_path, "--gain", "--gain-by", "dtype"});
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_THAT(unknown.err, AllOf(HasSubstr("--gain-by dtype"), HasSubstr("no key field 'dtype'"), HasSubstr("kv_dtype")));
+  const auto alone = run_ktune_args({"query", "--db", db_path, "--gain-by", "kv_dtype"});
+  EXPECT_NE(alone.status, 0) << "--gain-by is a form of --gain";
+}
+
 TEST(DbCli, QueryWhereTakesLabelsAndRejectsUnknownOnes) {
   test::TempDir dir;
   const auto db = sample_db(dir);
