@@ -123,9 +123,9 @@ TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
 // math=wgmma and math=wgmma_t at 384 threads launch with 168 registers a thread (65536 / 384) and
 // move them from the producer warpgroup to the math warpgroups with setmaxnreg (40 against 232; a
 // producer that decodes an fp8 cache 56 against 224), which ptxas allocates their code within: no
-// instance spills. Without the move, the math
-// warpgroups keep 168 and spill. (math=wgmma at 512 threads launches with 128 and gives its softmax
-// and P V warpgroups their own counts, MmaGeometry::value_registers: no spills either.)
+// instance spills. Without the move, the math warpgroups keep 168 and spill. (math=wgmma at 512
+// threads launches with 128 and gives its softmax and P V warpgroups their own counts,
+// MmaGeometry::value_registers: no spills either.)
 int spill_store_bytes(const std::string& source, const std::vector<std::string>& names) {
   const std::string log = ptxas_report(source, names);
   int bytes = 0, reports = 0;
