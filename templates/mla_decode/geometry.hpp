@@ -347,6 +347,7 @@ struct MmaGeometry {
 // (64 would take all 255), which leaves too few for the producer's split: 32 rows run without one.
 KTUNE_GEOMETRY_FN bool transposed_rows(int rows) { return rows == 16 || rows == 32; }
 constexpr int kTransposedKeys = 64;   // M of S^T: keys per tile
+constexpr int kTransposedProducerRows = 16;  // the N whose accumulators leave room for a producer
 struct TransposedGeometry {
   int rows;
   int keys;
@@ -384,7 +385,7 @@ struct TransposedGeometry {
 
   KTUNE_GEOMETRY_FN bool valid() const {
     return transposed_rows(rows) && keys == kTransposedKeys &&
-           (threads == kWarpgroupThreads || threads == kWgmmaThreads || (producer() && rows == 16)) &&
+           (threads == kWarpgroupThreads || threads == kWgmmaThreads || (producer() && rows == kTransposedProducerRows)) &&
            stages >= 2 && stages <= kMaxRingSlots && kv_dtype != kKvBf16 && kv_dtype <= kKvFp8E4m3fnuz &&
            stages * stage_bytes() >= merge_bytes();
   }

@@ -167,7 +167,7 @@ std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype k
                        "producer ({})",
                        c.threads, mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads,
                        kWgmmaProducerThreads);
-  if (c.rows != 16 && c.threads == kWgmmaProducerThreads)
+  if (c.rows != mla_tile::kTransposedProducerRows && c.threads == kWgmmaProducerThreads)
     return fmt::format("threads={} at rows={}: math=wgmma_t's math warpgroups get {} registers beside a producer, "
                        "too few for the O^T accumulators of {} rows (ptxas spills)",
                        c.threads, c.rows, mla_tile::kMathRegisters, c.rows);
