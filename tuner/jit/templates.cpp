@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "common/error.hpp"
+#include "jit/code_text.hpp"
 #include "jit/embedded_templates.hpp"
 
 namespace ktune::jit {
@@ -104,8 +105,8 @@ std::string render(std::string_view path) { return render_tree(path, /*embedded=
 std::string render_embedded(std::string_view path) { return render_tree(path, /*embedded=*/true); }
 
 std::string template_hash(std::string_view path) {
-  auto src = render(path);
-  return fmt::format("{:016x}", XXH64(src.data(), src.size(), 0));
+  const std::string code = code_text(render(path));
+  return fmt::format("{:016x}", XXH64(code.data(), code.size(), 0));
 }
 
 }  // namespace ktune::jit

@@ -23,7 +23,8 @@ std::string render(std::string_view path);
 // template trees, and exist in a tree older than they are.
 std::string render_embedded(std::string_view path);
 
-// Hex xxh64 of render(path): changes whenever anything that reaches the compiler changes.
+// Hex xxh64 of code_text(render(path)): changes whenever anything that the compiler acts on
+// changes, and not for a comment or a blank line.
 std::string template_hash(std::string_view path);
 
 }  // namespace ktune::jit

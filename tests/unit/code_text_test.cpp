@@ -1,0 +1,53 @@
+// jit::code_text: what of a template the hash covers. Each edit that cannot change the binary is
+// set against one that can and that looks much like it (a literal's text, a line break that ends a
+// directive, the space a comment stands for), so that a stripper too eager fails here.
+#include <gtest/gtest.h>
+#include "jit/code_text.hpp"
+
+namespace ktune::jit {
+namespace {
+
+TEST(CodeText, DropsCommentsAndBlankLinesAndTrimsLines) {
+  EXPECT_EQ(code_text("  int a;  // the first\n\n/* a block\n   of two lines */\n\tint b; /* inline */ int c;\n"),
+            "int a;\nint b;   int c;\n");
+  EXPECT_EQ(code_text(""), "");
+  EXPECT_EQ(code_text("// only a comment"), "");
+  EXPECT_EQ(code_text("x\r\n  y"), "x\ny\n");
+}
+
+TEST(CodeText, CommentEditsAndReindentingLeaveItUnchanged) {
+  const std::string base = "#pragma unroll 1\nfor (int m = 0; m < N; ++m) {\n  f(m);\n}\n";
+  for (const char* edited : {
+           "// Rolled: unrolled, it spilled.\n#pragma unroll 1\nfor (int m = 0; m < N; ++m) {\n  f(m);\n}\n",
+           "#pragma unroll 1\nfor (int m = 0; m < N; ++m) {  // every chunk\n  f(m);\n}\n",
+           "#pragma unroll 1\n\n\nfor (int m = 0; m < N; ++m) {\n      f(m);  /* reworded\n over two lines */\n}\n",
+           "#pragma unroll 1\nfor (int m = 0; m < N; ++m) {\n  f(m); // a comment continued \\\n onto this line\n}\n",
+       })
+    EXPECT_EQ(code_text(edited), code_text(base)) << edited;
+}
+
+TEST(CodeText, CodeEditsChangeIt) {
+  const std::string base = "#define TILE 32\nconst char* s = \"a//b /*c*/\"; char q = '\"'; int x = a / b;\n";
+  EXPECT_EQ(code_text(base), base) << "a literal's comment markers are its text";
+  for (const char* edited : {
+           "#define TILE 64\nconst char* s = \"a//b /*c*/\"; char q = '\"'; int x = a / b;\n",
+           "#define TILE 32\nconst char* s = \"a//b /*d*/\"; char q = '\"'; int x = a / b;\n",
+           "#define TILE 32\nconst char* s = \"a//c /*c*/\"; char q = '\"'; int x = a / b;\n",
+           "#define TILE 32\nconst char* s = \"a//b /*c*/\"; char q = '\"'; int x = a / c;\n",
+           "#define TILE 32 const char* s = \"a//b /*c*/\"; char q = '\"'; int x = a / b;\n",
+       })
+    EXPECT_NE(code_text(edited), code_text(base)) << edited;
+  // An escaped quote does not end the literal, nor a comment marker after it start a comment.
+  EXPECT_EQ(code_text("s = \"x\\\"//y\";"), "s = \"x\\\"//y\";\n");
+  // A comment is a space: a/**/b is two tokens, ab one.
+  EXPECT_NE(code_text("int a/**/b;"), code_text("int ab;"));
+}
+
+TEST(CodeText, UnterminatedCommentsAndLiteralsEndWithTheSource) {
+  EXPECT_EQ(code_text("int a; /* never closed\nint b;"), "int a;\n");
+  EXPECT_EQ(code_text("s = \"never closed"), "s = \"never closed\n");
+  EXPECT_EQ(code_text("c = '\\"), "c = '\\\n");
+}
+
+}  // namespace
+}  // namespace ktune::jit
