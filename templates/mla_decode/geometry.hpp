@@ -181,16 +181,16 @@ struct MmaGeometry {
   // setmaxnreg's counts for the producer, the softmax warpgroup and the P V warpgroups, whose sum
   // stays within the block's file (128 x (32 + 80 + 2 x 200) = 65536 at 64 keys): the splits at
   // which ptxas 13.0 allocates the instances without spills (with 64 keys it spills 28 bytes at the
-  // 32-key split, and 16 with 32 keys at the 64-key one). A producer that decodes (decoded(), 384
-  // threads) takes more from the math warpgroups: 56 against 2 x 224. (Beside a softmax warpgroup
-  // no split of the 512 threads' file went without spills: 4 to 8 bytes with the producer at 48 to
-  // 64, the softmax warpgroup at 64 to 80 and the P V warpgroups at 184 or 192.)
-  KTUNE_GEOMETRY_FN int softmax_registers() const { return 80; }
+  // 32-key split, and 16 with 32 keys at the 64-key one). A producer that decodes (decoded()) takes
+  // more from the math warpgroups: 56 against 2 x 224 at 384 threads; at 512, 40 and the softmax
+  // warpgroup 72 against 2 x 200 (the P V warpgroups spilled 4 bytes at 192, whatever the producer
+  // and the softmax warpgroup took of the rest; a producer of 48 beside a softmax warpgroup of 64, 20).
+  KTUNE_GEOMETRY_FN int softmax_registers() const { return decoded() ? 72 : 80; }
   KTUNE_GEOMETRY_FN int producer_registers() const {
-    return decoded() ? 56 : softmax_warpgroup() && keys == 64 ? 32 : kProducerRegisters;
+    return decoded() ? (softmax_warpgroup() ? 40 : 56) : softmax_warpgroup() && keys == 64 ? 32 : kProducerRegisters;
   }
   KTUNE_GEOMETRY_FN int value_registers() const {
-    return softmax_warpgroup() ? (keys == 64 ? 200 : 192) : decoded() ? 224 : kMathRegisters;
+    return softmax_warpgroup() ? (keys == 64 || decoded() ? 200 : 192) : decoded() ? 224 : kMathRegisters;
   }
   KTUNE_GEOMETRY_FN int copy_threads() const { return producer() ? kWarpgroupThreads : threads; }
   KTUNE_GEOMETRY_FN int m_tiles() const { return rows / 16; }
@@ -326,11 +326,11 @@ struct MmaGeometry {
   // wgmma's products are 64 rows by 32 or 64 keys (Q K^T) and 64 rows by 256 dims (P V), two P V
   // warpgroups (and with O^T = V^T P^T optionally the producer, or the producer and a softmax
   // warpgroup), bf16 operands, or fp16 ones decoded from an fp8 cache by the producer, which that
-  // takes (decoded(); the producer without a softmax warpgroup). (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152, keys x
+  // takes (decoded()). (Its tiles' panels and P start on 1024-byte boundaries: rows x 1152, keys x
   // 1152 and keys x 640 bytes are multiples of 1024 for these sizes.) pv_ss is a form of wgmma's P V.
   KTUNE_GEOMETRY_FN bool wgmma_fits() const {
     return qk_wgmma ? rows == kWgmmaRows && pv_warps() * warp == kWgmmaThreads && warp == 32 && wgmma_keys(keys) &&
-                          (!fp8() || (producer() && !softmax_warpgroup()))
+                          (!fp8() || producer())
                     : !pv_ss;
   }
   KTUNE_GEOMETRY_FN bool valid() const { return shape_ok() && values_fit() && copies_fit() && wgmma_fits(); }

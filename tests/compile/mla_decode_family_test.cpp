@@ -200,9 +200,9 @@ TEST(MlaDecodeFamily, WgmmaTTakes32RowsWithoutAProducer) {
   EXPECT_GE(g.stages * g.stage_bytes(), g.merge_bytes()) << "the merge stages O^T in the ring";
 }
 
-// An fp8 cache on wgmma: the producer warpgroup (384 threads) decodes each tile of 32 keys into an
-// fp16 tile of the ring, from two slots of codes of its own; 64-key tiles do not fit beside the
-// fp16 q tile, and no other thread count decodes.
+// An fp8 cache on wgmma: the producer warpgroup (384 threads, or 512 with a softmax warpgroup)
+// decodes each tile of 32 keys into an fp16 tile of the ring, from two slots of codes of its own;
+// 64-key tiles do not fit beside the fp16 q tile, and 256 threads have no producer to decode.
 TEST(MlaDecodeFamily, WgmmaDecodesFp8CachesInItsProducer) {
   const Key h128{128, 1, true, num::KvDtype::fp8_e4m3fn, 128};
   const Config decoded{64, 32, 384, 3, 0, kMathWgmma};
@@ -211,10 +211,8 @@ TEST(MlaDecodeFamily, WgmmaDecodesFp8CachesInItsProducer) {
   EXPECT_THAT(why_not(h128, {64, 32, 384, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
   EXPECT_THAT(why_not(h128, {64, 32, 384, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   EXPECT_THAT(why_not(h128, {64, 64, 384, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
-  for (const int threads : {256, 512})
-    EXPECT_THAT(why_not(h128, {64, 32, threads, 2, 0, kMathWgmma}, "sm_90a").value_or(""),
-                HasSubstr("an fp8 cache takes math=wgmma at 384 threads"))
-        << threads;
+  EXPECT_THAT(why_not(h128, {64, 32, 256, 2, 0, kMathWgmma}, "sm_90a").value_or(""),
+              HasSubstr("an fp8 cache takes math=wgmma at 384 or 512 threads"));
   EXPECT_THAT(why_not(h128, {64, 32, 384, 3, 0, kMathWgmmaSs}, "sm_90a").value_or(""), HasSubstr("bf16 only"));
   EXPECT_THAT(why_not(h128, decoded, "gfx90a").value_or(""), HasSubstr("needs sm_90a"));
   // Shared memory: the fp16 q tile, 3 fp16 tiles, 2 slots of 640-byte code rows, P, the row
@@ -230,6 +228,20 @@ TEST(MlaDecodeFamily, WgmmaDecodesFp8CachesInItsProducer) {
   const auto bf16 = mma_geometry(decoded, num::KvDtype::bf16, 32);
   EXPECT_FALSE(bf16.decoded());
   EXPECT_EQ(bf16.shared_bytes(), 64 * 1152 + 3 * 32 * 1152 + 64 * 64 + 2 * 64 * 4 + 2 * 3 * 8);
+
+  // Beside a softmax warpgroup (512 threads): the same tiles, 32 keys in a ring of 3; P goes into
+  // the tiles' rope panels (no sP), and each slot has a rescale record and a third mbarrier.
+  const Config softmax{64, 32, 512, 3, 0, kMathWgmma};
+  EXPECT_EQ(why_not(h128, softmax, "sm_90a"), std::nullopt);
+  EXPECT_THAT(why_not(h128, {64, 32, 512, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
+  EXPECT_THAT(why_not(h128, {64, 32, 512, 4, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  EXPECT_THAT(why_not(h128, {64, 64, 512, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
+  const auto s = mma_geometry(softmax, num::KvDtype::fp8_e4m3fnuz, 32);
+  EXPECT_TRUE(s.decoded() && s.softmax_warpgroup());
+  EXPECT_EQ(s.code_offset() % 1024, 0);
+  EXPECT_EQ(s.shared_bytes(), family().launch_info(to_params(h128), to_params(softmax)).shared_bytes);
+  EXPECT_EQ((s.producer_registers() + s.softmax_registers() + 2 * s.value_registers()) * 128, 65536)
+      << "the producer, the softmax warpgroup and the two P V warpgroups share the block's file";
 }
 
 TEST(MlaDecodeFamily, WgmmaRunsOnSm90aOnlyAndFp8CachesOnlyWithItsProducer) {
@@ -341,10 +353,10 @@ TEST(MlaDecodeFamily, WgmmaTakesASoftmaxWarpgroupAt512Threads) {
   EXPECT_EQ(why_not(h16, {64, 64, 512, 2, 0, kMathWgmma}, "sm_90a"), std::nullopt);
   EXPECT_EQ(why_not(h16, {64, 32, 512, 4, 0, kMathWgmma}, "sm_90a"), std::nullopt);
   EXPECT_THAT(why_not(h16, {64, 32, 512, 2, 0, kMathWgmma}, "sm_90a").value_or(""), HasSubstr("ring of 3 slots"));
-  // Only math=wgmma has one, and only with a bf16 cache.
+  // Only math=wgmma has one (its fp8 tiles: WgmmaDecodesFp8CachesInItsProducer).
   EXPECT_THAT(why_not(h16, {64, 64, 512, 2, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
               HasSubstr("two math warpgroups (256 threads)"));
-  EXPECT_THAT(why_not({16, 4, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 64, 512, 2, 0, kMathWgmma}, "sm_90a")
+  EXPECT_THAT(why_not({16, 4, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 512, 3, 0, kMathWgmmaSs}, "sm_90a")
                   .value_or(""),
               HasSubstr("bf16 only"));
   EXPECT_THAT(why_not(h16, {64, 64, 128, 2, 0, kMathWgmma}, "sm_90a").value_or(""),

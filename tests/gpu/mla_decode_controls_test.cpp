@@ -5,7 +5,7 @@
 // policy, a timing-size launch, scores whose maximum jumps late in the context). Every control
 // runs for every math path (SIMT, matrix cores, and on sm_90a wgmma and wgmma_ss, whose cases
 // take the bf16 cache where they name another, and wgmma_t and wgmma with its producer decoding
-// (wgmma_decoded), whose take an fp8 one).
+// (wgmma_decoded, and beside a softmax warpgroup wgmma_decoded_softmax), whose take an fp8 one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,8 +27,8 @@ namespace {
 // Small enough for every target's shared memory and registers: per math path, the config of the
 // small checks and the one of the timing-size launch. The mma ring of 3 tiles of 16 keys wraps
 // around several times over 77 keys.
-// The cache types a path reads: wgmma and wgmma_ss read bf16 (and wgmma at 384 threads fp8, its
-// producer decoding the tiles: wgmma_decoded), wgmma_t fp8 only.
+// The cache types a path reads: wgmma and wgmma_ss read bf16 (and wgmma at 384 and 512 threads
+// fp8, its producer decoding the tiles: wgmma_decoded, wgmma_decoded_softmax), wgmma_t fp8 only.
 enum class Caches { kAll, kBf16, kFp8 };
 struct MathConfigs {
   const char* name;
@@ -41,6 +41,7 @@ constexpr MathConfigs kMathConfigs[] = {
     {"wgmma", {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_producer", {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_decoded", {64, 32, 384, 3, 0, kMathWgmma}, {64, 32, 384, 2, 1, kMathWgmma}, Caches::kFp8},
+    {"wgmma_decoded_softmax", {64, 32, 512, 3, 0, kMathWgmma}, {64, 32, 512, 2, 1, kMathWgmma}, Caches::kFp8},
     {"wgmma_softmax", {64, 32, 512, 4, 0, kMathWgmma}, {64, 64, 512, 2, 1, kMathWgmma}, Caches::kBf16},
     {"wgmma_ss", {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 1, kMathWgmmaSs}, Caches::kBf16},
     {"wgmma_t", {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 1, kMathWgmmaT}, Caches::kFp8},

@@ -21,7 +21,7 @@ constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
 
 constexpr int kMaths[] = {kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs, kMathWgmmaT};
 // Paths that must run every cache type on every device; on sm_90a wgmma runs every cache type
-// (fp8 ones at 384 threads, decoded by its producer), wgmma_ss the bf16 cache, wgmma_t the fp8 ones.
+// (fp8 ones at 384 and 512 threads, decoded by its producer), wgmma_ss the bf16 cache, wgmma_t the fp8 ones.
 bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
   if (math == kMathWgmmaT) return kv_dtype != num::KvDtype::bf16 && arch == "sm_90a";
   if (math == kMathWgmma) return arch == "sm_90a";
@@ -44,6 +44,7 @@ const std::vector<Config>& test_configs() {
       {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 0, kMathWgmma},  // with a producer warpgroup
       {64, 32, 384, 3, 0, kMathWgmma}, {64, 32, 384, 2, 0, kMathWgmma},  // (fp8: it decodes the tiles)
       {64, 32, 512, 4, 0, kMathWgmma}, {64, 64, 512, 2, 0, kMathWgmma},  // and a softmax warpgroup
+      {64, 32, 512, 3, 0, kMathWgmma}, {64, 32, 512, 2, 0, kMathWgmma},  // (fp8: the producer decodes)
       {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 0, kMathWgmmaSs},
       {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 0, kMathWgmmaT}, {16, 64, 128, 2, 0, kMathWgmmaT},
       {16, 64, 384, 2, 0, kMathWgmmaT},  // with a producer warpgroup (its only tiling that fits sm_90a)
