@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-07T03:50:37Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 29dadb1d057c46ab, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.aHa7flapos/mla_decode.db --budget 40 --timeout 20
+     run 1, started 2026-12-07T06:59:07Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash a9fc882d3b6cef5f, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.9OZJW550QX/mla_decode.db --budget 40 --timeout 20
 */
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ktune_dispatch::mla_decode {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_e4b5e2e867556e95 {
+inline namespace table_f44ced0b19f38f8b {
 
 // kv_dtype: KV cache element type
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -148,40 +148,39 @@ inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<64, 64, 512, 2,
 inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames4[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames5[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 384, 3, 2, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 512, 3, 2, 1, 0, 0>", "ktune::mla_combine<256>"};
 inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode_mma<64, 32, 512, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames9[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames10[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames11[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames12[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames13[] = {"ktune::mla_decode_mma<64, 32, 384, 3, 2, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames8[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames9[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames10[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames11[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames12[] = {"ktune::mla_decode_mma<64, 32, 512, 3, 2, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 66.21599942445755},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 77.31200009584427},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 121
-    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 106.38399794697762},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 250
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 125.18399953842163},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 412
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 149.72800016403198},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 576
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 287.9839986562729},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 735
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 47.87199944257736},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 54
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 59.21600013971329},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 151
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 76.29600167274475},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 291
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 128.1920000910759},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 487
-    {{64, 32, 384, 3, 0, Math::wgmma}, kNames6, 2, 384, 229936, 213.28000724315643},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 624
-    {{64, 32, 384, 3, 2, Math::wgmma}, kNames6, 2, 384, 229936, 410.94399988651276},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 772
-    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 66.71199947595596},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 61
-    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 78.04800197482109},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 185
-    {{64, 32, 512, 4, 2, Math::wgmma}, kNames8, 2, 512, 222880, 107.11999982595444},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 329
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames9, 2, 512, 222800, 125.58399885892868},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 489
-    {{64, 64, 512, 2, 0, Math::wgmma}, kNames9, 2, 512, 222800, 149.90399777889252},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 649
-    {{64, 64, 512, 2, 2, Math::wgmma}, kNames9, 2, 512, 222800, 285.42399406433105},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 810
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames10, 2, 128, 94784, 48.45600016415119},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 91
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames10, 2, 128, 94784, 59.73600037395954},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 215
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames11, 2, 384, 171200, 76.64800062775612},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 367
-    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames12, 2, 256, 194816, 130.38399815559387},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 527
-    {{64, 32, 384, 3, 0, Math::wgmma}, kNames13, 2, 384, 229936, 214.08000588417053},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 687
-    {{64, 32, 384, 3, 2, Math::wgmma}, kNames13, 2, 384, 229936, 418.0160015821457},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 847
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 66.26399978995323},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 77.2479996085167},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 125
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 107.40800201892853},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 258
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 125.87200105190277},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 424
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 150.83199739456177},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 592
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 288.56000304222107},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 755
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 48.16799983382225},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 56
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 59.15199965238571},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 155
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 76.30399987101555},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 299
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 129.31200116872787},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 501
+    {{64, 32, 512, 3, 0, Math::wgmma}, kNames6, 2, 512, 226680, 201.24799758195877},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 641
+    {{64, 32, 512, 3, 0, Math::wgmma}, kNames6, 2, 512, 226680, 394.6720063686371},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 805
+    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 65.91200083494186},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 63
+    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 77.66399905085564},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 191
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames8, 2, 512, 222800, 106.80000111460686},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 340
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames8, 2, 512, 222800, 127.77600437402725},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 503
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames8, 2, 512, 222800, 150.239996612072},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 667
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames8, 2, 512, 222800, 291.8720096349716},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 831
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames9, 2, 128, 94784, 48.24000038206577},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 93
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames9, 2, 128, 94784, 59.936000034213066},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 221
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames10, 2, 384, 171200, 76.03200152516365},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 377
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames11, 2, 256, 194816, 131.20000064373016},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 541
+    {{64, 32, 512, 3, 0, Math::wgmma}, kNames12, 2, 512, 226680, 201.664000749588},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 705
+    {{64, 32, 512, 3, 2, Math::wgmma}, kNames12, 2, 512, 226680, 399.6800035238266},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 870
 };
 
 // sm_90a
@@ -393,5 +392,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_e4b5e2e867556e95
+}  // inline namespace table_f44ced0b19f38f8b
 }  // namespace ktune_dispatch::mla_decode
