@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 build=${KTUNE_FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${KTUNE_FUZZ_SECONDS:-60}
 cxx=${KTUNE_FUZZ_CXX:-clang++-14}
-targets=(fuzz_space fuzz_db_open)
+targets=(fuzz_space fuzz_db_open fuzz_code_text)
 declare -A dict=([fuzz_space]=tests/fuzz/space.dict)
 
 command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found (Debian: clang-14 libclang-rt-14-dev, see scripts/deps.sh)" >&2; exit 1; }

@@ -43,6 +43,21 @@ TEST(CodeText, CodeEditsChangeIt) {
   EXPECT_NE(code_text("int a/**/b;"), code_text("int ab;"));
 }
 
+// A // comment runs on over line splices, as the compiler's does; a macro's continued lines stay
+// lines (their backslashes are code). And code_text of its own output changes nothing, also on
+// the fuzzer's finds (tests/fuzz/corpus/fuzz_code_text/regression_*): a backslash that ends an
+// unterminated literal's line, and one that trimming leaves at a line's end.
+TEST(CodeText, CommentsRunOnOverLineSplicesAndItIsAFixedPointOfItself) {
+  EXPECT_EQ(code_text("#define X(a) \\\n    f(a)  // why\n"), "#define X(a) \\\nf(a)\n");
+  EXPECT_EQ(code_text("int a; // runs on \\\nint b;\nint c;"), "int a;\nint c;\n");
+  EXPECT_EQ(code_text("int a; // runs on \\\r\nint b;\r\nint c;"), "int a;\nint c;\n");
+  for (const char* s : {"a \\ /* c */\nb", "x \"t /*\\\n\n(y / ;\"\n", "'\\ \n\n'", "a\\\r\nb \\  \r\n c",
+                        "d;\\\\", "'a\\\\\n\nb'", "s = \"a\\\n//b\";"}) {
+    const std::string once = code_text(s);
+    EXPECT_EQ(code_text(once), once) << s;
+  }
+}
+
 TEST(CodeText, UnterminatedCommentsAndLiteralsEndWithTheSource) {
   EXPECT_EQ(code_text("int a; /* never closed\nint b;"), "int a;\n");
   EXPECT_EQ(code_text("s = \"never closed"), "s = \"never closed\n");

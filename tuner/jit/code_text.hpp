@@ -9,9 +9,10 @@
 namespace ktune::jit {
 
 // `source` without its comments (each // and /* */ comment a single space, as the compiler takes
-// it; string and character literals kept whole, escapes included), every line trimmed of spaces
-// and tabs at both ends, and the lines left empty dropped. Raw string literals are not recognised
-// (the templates have none).
+// it, a // comment running on over line splices; string and character literals kept whole,
+// escapes included), every line trimmed of spaces and tabs at both ends, and the lines left empty
+// dropped. code_text(code_text(s)) == code_text(s). Raw string literals are not recognised, nor
+// literals spliced across lines (the templates have neither).
 std::string code_text(std::string_view source);
 
 }  // namespace ktune::jit

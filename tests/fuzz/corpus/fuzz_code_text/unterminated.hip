@@ -1,0 +1,2 @@
+s = "never closed
+int a; /* never closed
