@@ -183,8 +183,9 @@ struct MmaGeometry {
   // which ptxas 13.0 allocates the instances without spills (with 64 keys it spills 28 bytes at the
   // 32-key split, and 16 with 32 keys at the 64-key one). A producer that decodes (decoded()) takes
   // more from the math warpgroups: 56 against 2 x 224 at 384 threads; at 512, 40 and the softmax
-  // warpgroup 72 against 2 x 200 (the P V warpgroups spilled 4 bytes at 192, whatever the producer
-  // and the softmax warpgroup took of the rest; a producer of 48 beside a softmax warpgroup of 64, 20).
+  // warpgroup 72 against 2 x 200 (32 and 80 also went without; with the P V warpgroups at 192 every
+  // split of the rest spilled 4 to 8 bytes, producer 40 to 64 and softmax 64 to 88; 48 and 64 beside
+  // 200, 4 to 20).
   KTUNE_GEOMETRY_FN int softmax_registers() const { return decoded() ? 72 : 80; }
   KTUNE_GEOMETRY_FN int producer_registers() const {
     return decoded() ? (softmax_warpgroup() ? 40 : 56) : softmax_warpgroup() && keys == 64 ? 32 : kProducerRegisters;

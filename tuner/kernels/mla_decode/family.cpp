@@ -123,17 +123,16 @@ std::optional<std::string> wgmma_unrunnable(const Config& c, num::KvDtype kv_dty
   const std::string math = math_name(c);
   if (!target.warpgroup_mma)
     return fmt::format("math={} needs sm_90a's warpgroup products, which {} lacks", math, target.arch);
-  // (An fp8 cache is decoded into fp16 tiles by a producer warpgroup: math=wgmma's at 384 and 512
-  // threads.)
-  if (kv_dtype != num::KvDtype::bf16 &&
-      !(c.math == kMathWgmma && one_of(c.threads, {kWgmmaProducerThreads, kWgmmaSoftmaxThreads})))
+  // Only math=wgmma has a producer warpgroup (384 threads, 512 with a softmax warpgroup), and an
+  // fp8 cache needs it: it decodes the tiles into fp16.
+  const bool producer = mma_geometry(c, kv_dtype, target.warp_size).producer();
+  if (kv_dtype != num::KvDtype::bf16 && !producer)
     return fmt::format("math={} reads K as the cache holds it at threads={}, so bf16 only (an fp8 cache takes "
                        "math=wgmma at {} or {} threads, whose producer warpgroup decodes its tiles)",
                        math, c.threads, kWgmmaProducerThreads, kWgmmaSoftmaxThreads);
   if (c.rows != mla_tile::kWgmmaRows)
     return fmt::format("rows={}: math={}'s products have {} rows", c.rows, math, mla_tile::kWgmmaRows);
-  if (c.threads != mla_tile::kWgmmaThreads &&
-      !(c.math == kMathWgmma && one_of(c.threads, {kWgmmaProducerThreads, kWgmmaSoftmaxThreads})))
+  if (c.threads != mla_tile::kWgmmaThreads && !producer)
     return fmt::format("threads={}: math={} runs two math warpgroups ({} threads){}", c.threads, math,
                        mla_tile::kWgmmaThreads,
                        c.math == kMathWgmma ? fmt::format(", or {} with a producer warpgroup, or {} with a producer "
