@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel qk_rope_cache --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 16 kernel(s), 0 gap(s)
-     run 1, started 2026-12-06T22:09:36Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 4ddbcfecaecfad08, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.goDEZdUSsj/qk_rope_cache.db --budget 60 --timeout 20
+     run 1, started 2026-12-07T10:17:49Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash 6171a29b88775404, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.jxb0x95K96/qk_rope_cache.db --budget 40 --timeout 20
 */
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ktune_dispatch::qk_rope_cache {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_ecbdfee214fb14d5 {
+inline namespace table_2d51d94d31fed3b0 {
 
 // kv_dtype: KV cache element type (fp8: value = code * k_scale)
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -163,35 +163,36 @@ struct ArchTable {
   std::size_t size;
 };
 
-inline constexpr const char* kNames0[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 0>"};
+inline constexpr const char* kNames0[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 0>"};
 inline constexpr const char* kNames1[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 0>"};
-inline constexpr const char* kNames2[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 0>"};
-inline constexpr const char* kNames3[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 0>"};
-inline constexpr const char* kNames4[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 1>"};
-inline constexpr const char* kNames5[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 1>"};
-inline constexpr const char* kNames6[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 0, 1, 1>"};
-inline constexpr const char* kNames7[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 1>"};
-inline constexpr const char* kNames8[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 1>"};
-inline constexpr const char* kNames9[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 1>"};
-inline constexpr const char* kNames10[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1, 1, 1>"};
+inline constexpr const char* kNames2[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 0>"};
+inline constexpr const char* kNames3[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 0>"};
+inline constexpr const char* kNames4[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 0>"};
+inline constexpr const char* kNames5[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 1>"};
+inline constexpr const char* kNames6[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 1>"};
+inline constexpr const char* kNames7[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 0, 1, 1>"};
+inline constexpr const char* kNames8[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 1>"};
+inline constexpr const char* kNames9[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 1>"};
+inline constexpr const char* kNames10[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 1>"};
+inline constexpr const char* kNames11[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1, 1, 1>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames0, 1, 128, 0, 2.9649230150076056},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 33
-    {{Layout::token, 8, 1, 256, 0, 1}, kNames1, 1, 256, 0, 61.28000095486641},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 61
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 7.495111061467065},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 230
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames3, 1, 256, 0, 449.48799908161163},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 269
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 3.085999982431531},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 77
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames3, 1, 256, 0, 60.1199995726347},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 96
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 7.400888949632645},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 305
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 444.7680115699768},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 325
-    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames4, 1, 128, 0, 2.8839999188979464},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 115
-    {{Layout::token, 8, 1, 128, 0, 1}, kNames5, 1, 128, 0, 47.023999194304146},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 157
-    {{Layout::token_head, 8, 4, 128, 0, 1}, kNames6, 1, 128, 0, 6.972444554169973},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 354
-    {{Layout::token, 8, 1, 256, 0, 1}, kNames7, 1, 256, 0, 331.85599744319916},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 383
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames8, 1, 128, 0, 2.9319999739527702},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 191
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames9, 1, 256, 0, 46.87199927866459},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 211
-    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames10, 1, 128, 0, 6.9320001639425755},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 419
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames9, 1, 256, 0, 331.9839984178543},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 438
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames0, 1, 128, 0, 3.01485721554075},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 34
+    {{Layout::token, 8, 1, 256, 0, 1}, kNames1, 1, 256, 0, 60.79200096428394},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 61
+    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames2, 1, 128, 0, 7.78285733291081},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 230
+    {{Layout::token, 8, 1, 128, 0, 1}, kNames3, 1, 128, 0, 446.23999297618866},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 272
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames0, 1, 128, 0, 3.2248888164758682},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 77
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames4, 1, 256, 0, 59.37600135803223},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 98
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames0, 1, 128, 0, 7.453999947756529},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 305
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames0, 1, 128, 0, 437.1359944343567},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 326
+    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames5, 1, 128, 0, 2.8763076720329432},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 116
+    {{Layout::token, 8, 1, 128, 0, 1}, kNames6, 1, 128, 0, 46.480000019073486},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 158
+    {{Layout::token_head, 8, 4, 128, 0, 1}, kNames7, 1, 128, 0, 6.983111302057902},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 353
+    {{Layout::token, 8, 1, 256, 0, 1}, kNames8, 1, 256, 0, 324.43200051784515},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 383
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames9, 1, 128, 0, 3.0224000103771687},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 191
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames10, 1, 256, 0, 46.42399959266186},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 211
+    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames11, 1, 128, 0, 7.241142647606986},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 419
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames10, 1, 256, 0, 325.0880092382431},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 438
 };
 
 // sm_90a
@@ -395,5 +396,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_ecbdfee214fb14d5
+}  // inline namespace table_2d51d94d31fed3b0
 }  // namespace ktune_dispatch::qk_rope_cache
