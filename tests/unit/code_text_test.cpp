@@ -58,6 +58,30 @@ TEST(CodeText, CommentsRunOnOverLineSplicesAndItIsAFixedPointOfItself) {
   }
 }
 
+// A digit separator opens no literal: the comment after it is a comment, and a literal after it
+// is one (the character literals with a prefix that ends in a digit too).
+TEST(CodeText, DigitSeparatorsAreNotQuotes) {
+  EXPECT_EQ(code_text("int n = 1'0; // a note\n"), "int n = 1'0;\n");
+  EXPECT_EQ(code_text("x = 0x1'F; s = \"a'//b\";"), "x = 0x1'F; s = \"a'//b\";\n");
+  EXPECT_NE(code_text("x = 1'0; s = \"a'//b\";"), code_text("x = 1'0; s = \"a'//c\";"));
+  EXPECT_EQ(code_text("c = u8'/'; // why"), "c = u8'/';\n");
+  EXPECT_EQ(code_text("f(.5'0); // why"), "f(.5'0);\n");
+}
+
+// Raw string literals and literals spliced across lines: the source whole, so that no edit inside
+// them (after a quote and a comment marker, or in the spaces at a line's start) goes unseen.
+TEST(CodeText, RawAndSplicedLiteralsKeepTheSourceWhole) {
+  for (const char* whole : {"s = R\"(a \" // b)\";\n", "s = u8R\"x(\n  a\n)x\"; // c\n",
+                            "s = \"a\\\n   b\"; // c\n", "s = LR\"(a)\";", "s = uR\"(a)\"; t = UR\"(b)\";"}) {
+    EXPECT_EQ(code_text(whole), whole) << whole;
+  }
+  EXPECT_NE(code_text("s = R\"(a \" // b)\";"), code_text("s = R\"(a \" // c)\";"));
+  EXPECT_NE(code_text("s = \"a\\\n   b\";"), code_text("s = \"a\\\n b\";"));
+  // An identifier that ends in R is no prefix, a comment that holds R"( no literal.
+  EXPECT_EQ(code_text("f(xR\"a\"); // c"), "f(xR\"a\");\n");
+  EXPECT_EQ(code_text("int a; // R\"(\n"), "int a;\n");
+}
+
 TEST(CodeText, UnterminatedCommentsAndLiteralsEndWithTheSource) {
   EXPECT_EQ(code_text("int a; /* never closed\nint b;"), "int a;\n");
   EXPECT_EQ(code_text("s = \"never closed"), "s = \"never closed\n");
