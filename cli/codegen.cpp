@@ -37,6 +37,7 @@ void run_codegen(const CodegenOptions& o) {
   req.compiler = given(o.compiler);
   req.allow_stale = o.allow_stale;
   req.template_hash = jit::template_hash(fam.template_file());
+  req.source_hash = jit::source_hash(fam.template_file());
   auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
   const auto table = dispatch::build_table(*db, fam, req);
   dispatch::write_file_atomically(o.out, dispatch::render_header(table));

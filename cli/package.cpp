@@ -40,6 +40,7 @@ void run_package(const PackageOptions& o) {
   if (!o.compiler.empty()) req.table.compiler = o.compiler;
   req.table.allow_stale = o.allow_stale;
   req.table.template_hash = jit::template_hash(fam.template_file());
+  req.table.source_hash = jit::source_hash(fam.template_file());
   req.out_dir = o.out;
   req.jobs = o.jobs;
   const auto cache = open_cache(o.cache);

@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "common/error.hpp"
+#include "common/shell_word.hpp"
 
 namespace ktune::db {
 namespace fs = std::filesystem;
@@ -39,19 +40,6 @@ std::string printable(const unsigned char* p, size_t n) {
   std::string s;
   for (size_t i = 0; i < n; ++i) s += (p[i] >= 0x20 && p[i] < 0x7f) ? char(p[i]) : '.';
   return s;
-}
-
-// `path` as one word of a POSIX shell command line: as it is where nothing in it is special to the
-// shell, else in single quotes (each ' written as '\'').
-std::string shell_word(const std::string& path) {
-  const bool plain = !path.empty() && std::all_of(path.begin(), path.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           std::string_view("/._-+,:@%=").find(ch) != std::string_view::npos;
-  });
-  if (plain) return path;
-  std::string quoted = "'";
-  for (char ch : path) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return quoted + "'";
 }
 
 // The file's size and its first 100 bytes, read without any SQLite lock.

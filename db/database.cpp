@@ -424,6 +424,16 @@ class SqliteDatabase final : public Database {
     });
   }
 
+  int adopt_template_hash(const std::string& family, const std::string& from, const std::string& to) override {
+    return write(fmt::format("adopt_template_hash ({}: {} -> {})", family, from, to), [&] {
+      SQLite::Statement q(c_, "UPDATE runs SET template_hash = ?3 WHERE family = ?1 AND template_hash = ?2");
+      q.bind(1, family);
+      q.bind(2, from);
+      q.bind(3, to);
+      return q.exec();
+    });
+  }
+
  private:
   // Runs `body`, turning SQLite's exceptions into Errors that name the file and the operation.
   template <class Body>

@@ -148,6 +148,11 @@ class Database {
   // Best ok measurement per key (lowest median, then lowest id), per run matched by the filter;
   // the `winners` view of schema.sql. Ordered by run id, then key.
   virtual std::vector<Winner> winners(const Filter& f = {}) = 0;
+
+  // Gives the runs of `family` recorded under template hash `from` the hash `to`, in one
+  // transaction; returns how many. Only for `ktune migrate`, which calls it where `from` and `to`
+  // are two hashes of the same template source (jit::source_hash, jit::template_hash).
+  virtual int adopt_template_hash(const std::string& family, const std::string& from, const std::string& to) = 0;
 };
 
 }  // namespace ktune::db

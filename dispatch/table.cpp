@@ -155,7 +155,7 @@ std::optional<ArchTable> build_arch(db::Database& db, const Family& family, cons
     if (pick.run && pick.run->template_hash != req.template_hash) stale.push_back({&key, pick.run});
     chosen.emplace_back(&key, pick);
   }
-  if (!stale.empty() && !req.allow_stale) throw stale_error(stale, family.name(), arch, req.template_hash);
+  if (!stale.empty() && !req.allow_stale) throw stale_error(stale, family.name(), arch, req, db.path());
 
   std::set<int64_t> used_runs;
   for (const auto& [key, pick] : chosen) {

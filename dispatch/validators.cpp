@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "common/shell_word.hpp"
+
 namespace ktune::dispatch {
 namespace {
 
@@ -62,22 +64,31 @@ std::set<int64_t> accepted_runs(const std::map<int64_t, db::Run>& runs, const Re
 }
 
 Error stale_error(const std::vector<StaleKey>& stale, std::string_view family, std::string_view arch,
-                  std::string_view current_hash) {
+                  const Request& req, std::string_view db_path) {
   std::map<int64_t, db::Run> runs;
+  std::set<int64_t> same_source;
   std::vector<std::string> keys;
   for (const auto& s : stale) {
     runs.emplace(s.run->id, *s.run);
+    if (!req.source_hash.empty() && s.run->template_hash == req.source_hash) same_source.insert(s.run->id);
     keys.push_back(fmt::format("{{{}}}", s.key->canonical()));
   }
+  std::string migrate;
+  if (!same_source.empty())
+    migrate = fmt::format(
+        "; {} {} measured these very templates, under the whole-source hash of older ktune builds: `ktune migrate "
+        "--db {}` gives {} today's hash",
+        same_source.size() == 1 ? "run" : "runs", fmt::join(same_source, ", "), shell_word(db_path),
+        same_source.size() == 1 ? "it" : "them");
   constexpr size_t shown = 5;
   auto listed = fmt::format("{}", fmt::join(keys.begin(), keys.begin() + std::min(shown, keys.size()), " "));
   if (keys.size() > shown) listed += fmt::format(" and {} more", keys.size() - shown);
   return Error(fmt::format(
       "template hash validator: {} key(s) of {} on {} would come from runs made with other templates (current "
-      "template hash {}; template hashes of those runs: {}): {}; re-run `ktune sweep` so that the current "
+      "template hash {}; template hashes of those runs: {}): {}{}; re-run `ktune sweep` so that the current "
       "templates are measured, or pass --allow-stale to use the old results anyway",
-      keys.size(), family, arch, current_hash, runs_by_value(runs, [](const db::Run& r) { return r.template_hash; }),
-      listed));
+      keys.size(), family, arch, req.template_hash,
+      runs_by_value(runs, [](const db::Run& r) { return r.template_hash; }), listed, migrate));
 }
 
 Error fallback_cycle_error(const Table& table, const ArchTable& arch, const std::vector<size_t>& cycle) {

@@ -23,8 +23,9 @@ struct StaleKey {
   const Params* key;
   const db::Run* run;
 };
+// Names `db_path` in the remedy for the stale runs that carry req.source_hash.
 Error stale_error(const std::vector<StaleKey>& stale, std::string_view family, std::string_view arch,
-                  std::string_view current_hash);
+                  const Request& req, std::string_view db_path);
 
 // Fallback validator: the gaps of `arch` (rows `cycle` of its entries, in the order a caller
 // meets them) fall back to one another in a loop, which a caller that follows fallbacks would

@@ -4,7 +4,7 @@
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 16 kernel(s), 0 gap(s)
      run 1, started 2026-12-04T19:21:34Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 4ddbcfecaecfad08, ktune 0.1.0, host 'vm'
+       template hash 6171a29b88775404, ktune 0.1.0, host 'vm'
        command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.oPFl8KWSeS/qk_rope_cache.db --budget 100 --timeout 20
 */
 #pragma once

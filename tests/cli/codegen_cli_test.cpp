@@ -24,11 +24,13 @@ struct Output {
   std::string out, err;
 };
 
-Output codegen(const db::test::TempDir& dir, const std::string& args) {
+Output ktune(const db::test::TempDir& dir, const std::string& verb, const std::string& args) {
   const auto out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const int raw = std::system(fmt::format("'{}' codegen {} >'{}' 2>'{}'", KTUNE_EXE, args, out, err).c_str());
+  const int raw = std::system(fmt::format("'{}' {} {} >'{}' 2>'{}'", KTUNE_EXE, verb, args, out, err).c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, db::test::read_file(out), db::test::read_file(err)};
 }
+
+Output codegen(const db::test::TempDir& dir, const std::string& args) { return ktune(dir, "codegen", args); }
 
 std::string current_hash() { return jit::template_hash(family("mla_decode").template_file()); }
 
@@ -97,6 +99,51 @@ TEST(CodegenCli, MixedDevicesAreRefusedUntilOneIsChosen) {
       codegen(dir, fmt::format("--db '{}' --kernel mla_decode --device 'NVIDIA H100' --out '{}'", db, out));
   EXPECT_EQ(chosen.code, 0) << chosen.err;
   EXPECT_THAT(db::test::read_file(out), AllOf(HasSubstr("device 'NVIDIA H100'"), Not(HasSubstr("NVIDIA H200"))));
+}
+
+// Runs that measured today's templates under the hash older ktune builds recorded (the whole
+// rendered source, jit::source_hash): codegen's refusal names `ktune migrate` for them alone, and
+// migrate gives them today's hash; a run of other templates stays stale through it.
+TEST(CodegenCli, RunsOfTodaysTemplatesUnderTheOlderHashAreMigratedAndOthersStayStale) {
+  db::test::TempDir dir;
+  const auto path = dir.file("it's.db");  // a quote, for the command the message gives
+  const std::string older = jit::source_hash(family("mla_decode").template_file());
+  ASSERT_NE(older, current_hash());
+  const Params config{{"rows", 32}, {"keys", 32}, {"threads", 128}, {"stages", 2}, {"split", 2}, {"math", 0}};
+  {
+    auto db = db::Database::open(path, true);
+    const auto same = db->begin_run(db::test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", older));
+    db->record(db::test::timed(same, db::test::key(16, 2, 1, 1, 32), config, 12.0));
+    const auto other = db->begin_run(db::test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", "feedfacefeedface"));
+    db->record(db::test::timed(other, db::test::key(64, 1, 0, 0, 32), config, 20.0));
+  }
+  const std::string quoted = "'" + dir.path() + "/it'\\''s.db'";
+  const auto out = dir.file("mla_decode_dispatch.hpp");
+  const auto args = fmt::format("--db \"{}\" --kernel mla_decode --out '{}'", path, out);
+  const auto before = codegen(dir, args);
+  EXPECT_EQ(before.code, 1);
+  EXPECT_THAT(before.err, AllOf(HasSubstr("template hash validator"), HasSubstr(older), HasSubstr("feedfacefeedface"),
+                                HasSubstr("; run 1 measured these very templates"),
+                                HasSubstr("`ktune migrate --db " + quoted + "` gives it today's hash")));
+
+  const auto migrated = ktune(dir, "migrate", fmt::format("--db \"{}\"", path));
+  ASSERT_EQ(migrated.code, 0) << migrated.err;
+  EXPECT_THAT(migrated.out, AllOf(HasSubstr("1 run(s) of mla_decode"), HasSubstr(older),
+                                  HasSubstr("template hash now " + current_hash())));
+  EXPECT_THAT(migrated.out, Not(HasSubstr("qk_rope_cache")));
+  const auto after = codegen(dir, args);
+  EXPECT_EQ(after.code, 1);
+  EXPECT_THAT(after.err, AllOf(HasSubstr("1 key(s) of mla_decode"), HasSubstr("'feedfacefeedface' (run 2)"),
+                               Not(HasSubstr("ktune migrate"))));
+  EXPECT_FALSE(fs::exists(out));
+  {
+    auto db = db::Database::open(path, false, true);
+    EXPECT_EQ(db->run(1).template_hash, current_hash());
+    EXPECT_EQ(db->run(2).template_hash, "feedfacefeedface");
+  }
+  const auto again = ktune(dir, "migrate", fmt::format("--db \"{}\"", path));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("nothing to migrate"));
 }
 
 TEST(CodegenCli, UnknownFamilyAndMissingDatabaseAreErrors) {

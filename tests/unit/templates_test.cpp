@@ -7,8 +7,10 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include "common/error.hpp"
 #include "jit/embedded_templates.hpp"
@@ -156,6 +158,21 @@ TEST_F(TemplateDir, HashFollowsTheCodeThatReachesTheCompiler) {
   EXPECT_NE(h2, h);
   write("main.hip", "#include \"inc.hpp\"\nint main_part2;\n");
   EXPECT_NE(template_hash("main.hip"), h2);
+}
+
+// The hash ktune recorded before the code-only one (the definition it had: hex xxh64 of the
+// rendered source): it follows every byte, a comment's too, which is what lets `ktune migrate` take
+// a run that carries it as a run of these very templates.
+TEST_F(TemplateDir, SourceHashIsTheOlderHashOfTheWholeRenderedSource) {
+  write("inc.hpp", "int v = 1;\n");
+  write("main.hip", "#include \"inc.hpp\"\n// why\nint main_part;\n");
+  const std::string rendered = render("main.hip"), h = source_hash("main.hip");
+  EXPECT_EQ(h, fmt::format("{:016x}", XXH64(rendered.data(), rendered.size(), 0)));
+  EXPECT_NE(h, template_hash("main.hip"));  // the comment
+  const std::string code = template_hash("main.hip");
+  write("inc.hpp", "int v = 1;  // reworded\n");
+  EXPECT_EQ(template_hash("main.hip"), code);
+  EXPECT_NE(source_hash("main.hip"), h);
 }
 
 TEST(EmbeddedTemplates, UnknownPathIsAClearError) {

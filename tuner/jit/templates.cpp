@@ -80,6 +80,9 @@ std::string render_tree(std::string_view path, bool embedded) {
   render_into(path, out, done, stack, embedded);
   return out;
 }
+
+std::string hex_xxh64(std::string_view text) { return fmt::format("{:016x}", XXH64(text.data(), text.size(), 0)); }
+
 }  // namespace
 
 void set_template_root(std::string dir) { root() = std::move(dir); }
@@ -104,9 +107,8 @@ std::string render(std::string_view path) { return render_tree(path, /*embedded=
 
 std::string render_embedded(std::string_view path) { return render_tree(path, /*embedded=*/true); }
 
-std::string template_hash(std::string_view path) {
-  const std::string code = code_text(render(path));
-  return fmt::format("{:016x}", XXH64(code.data(), code.size(), 0));
-}
+std::string template_hash(std::string_view path) { return hex_xxh64(code_text(render(path))); }
+
+std::string source_hash(std::string_view path) { return hex_xxh64(render(path)); }
 
 }  // namespace ktune::jit
