@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "db/database.hpp"
+#include "jit/templates.hpp"
 #include "kernels/family.hpp"
 
 namespace ktune::runtime {
@@ -43,6 +44,9 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   std::unique_ptr<OverrideTable> t(new OverrideTable());
   dispatch::Request req;
   req.template_hash = std::string(template_hash);
+  // Where the package's templates are this library's own, a stale run of them recorded under the
+  // older whole-source hash is named with the `ktune migrate` that makes it current.
+  if (jit::template_hash(family.template_file()) == template_hash) req.source_hash = jit::source_hash(family.template_file());
   req.drop_refused_arches = true;
   t->table_ = dispatch::build_table(*db, family, req);
   const auto& table = t->table_;

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <thread>
@@ -22,6 +23,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using test::fake_engine;
 using test::FakeApi;
 using test::launch_args;
@@ -304,9 +306,36 @@ TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
     auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
     EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
     EXPECT_THAT(r.message, AllOf(HasSubstr("template hash validator"), HasSubstr("compiled-in table serves")));
+    EXPECT_THAT(r.message, Not(HasSubstr("ktune migrate")));  // other templates: sweep again
     ASSERT_EQ(engine->mla_decode_workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
     EXPECT_EQ(r.from_override, 0);
     EXPECT_EQ(r.splits, compiled_splits);
+  }
+  {  // Stale by hash alone: these very templates under the older whole-source hash.
+    OverrideDb o;
+    o.m.ok(o.run("NVIDIA H200", jit::source_hash(mla_family().template_file())),
+           mla_key(16, 1, true, num::KvDtype::bf16), compiled_config(kExact, 0), 5.0);
+    FakeApi* api = nullptr;
+    auto engine = fake_engine(api, "sm_90a", 132, o.m.path());
+    EXPECT_EQ(engine->override_status(r), KTUNE_INVALID_ARGUMENT);
+    EXPECT_THAT(r.message, AllOf(HasSubstr("template hash validator"), HasSubstr("run 1 measured these very templates"),
+                                 HasSubstr("`ktune migrate --db " + o.m.path())));
+    ASSERT_EQ(engine->mla_decode_workspace_size(launch_args(kExact), bytes, r), KTUNE_OK) << r.message;
+    EXPECT_EQ(r.from_override, 0);
+
+    // The same run against a package of other templates than this library's: migrating would not
+    // make it current, so the remedy is not named.
+    CompiledTable other = test::sm90_table(kMlaDecode);
+    other.template_hash = "0123456789abcdef";
+    const CompiledTable* const ours = &test::sm90_table(kMlaDecode);
+    const CompiledTable* const theirs = &other;
+    test::FakeSetup f;
+    f.override_db = o.m.path();
+    std::replace(f.tables.begin(), f.tables.end(), ours, theirs);
+    auto other_engine = fake_engine(api, std::move(f));
+    EXPECT_EQ(other_engine->override_status(r), KTUNE_INVALID_ARGUMENT);
+    EXPECT_THAT(r.message, AllOf(HasSubstr("template hash validator"), HasSubstr("0123456789abcdef"),
+                                 Not(HasSubstr("ktune migrate"))));
   }
   {  // Stale on one arch only: the other arch's results still serve.
     OverrideDb o;
