@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel mla_decode --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
-     run 1, started 2026-12-04T19:21:14Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 7e2ee4ac3a021caf, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.5WJH0bqo3b/mla_decode.db --budget 100 --timeout 20
+     run 1, started 2026-12-07T13:01:46Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+       template hash a9fc882d3b6cef5f, ktune 0.1.0, host 'vm'
+       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.oJ6XYYJ73J/mla_decode.db --budget 40 --timeout 20
 */
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ktune_dispatch::mla_decode {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_3c584ddd7716fdca {
+inline namespace table_3ceda34a41d20cf2 {
 
 // kv_dtype: KV cache element type
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -143,40 +143,45 @@ struct ArchTable {
 };
 
 inline constexpr const char* kNames0[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames2[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames4[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames5[] = {"ktune::mla_decode_mma<64, 32, 384, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 256, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames7[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
-inline constexpr const char* kNames8[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames1[] = {"ktune::mla_decode_mma<64, 32, 512, 4, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames2[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames3[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames4[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames5[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames6[] = {"ktune::mla_decode_mma<64, 32, 512, 3, 2, 1, 0, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames7[] = {"ktune::mla_decode_mma<16, 32, 128, 2, 1, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames8[] = {"ktune::mla_decode_mma<64, 32, 512, 4, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames9[] = {"ktune::mla_decode_mma<64, 64, 512, 2, 2, 0, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames10[] = {"ktune::mla_decode_transposed<16, 64, 128, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames11[] = {"ktune::mla_decode_transposed<16, 64, 384, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames12[] = {"ktune::mla_decode_transposed<32, 64, 256, 2, 4, 1, 1, 0>", "ktune::mla_combine<256>"};
+inline constexpr const char* kNames13[] = {"ktune::mla_decode_mma<64, 32, 512, 3, 2, 1, 1, 0>", "ktune::mla_combine<256>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 50.4320003092289},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 75.3760002553463},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 111
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 91.84800088405609},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 217
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames1, 2, 384, 225856, 144.25599575042725},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 359
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 198.17600399255753},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 502
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames1, 2, 384, 225856, 383.2959979772568},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 642
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames2, 2, 128, 94784, 38.63999992609024},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 48
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames3, 2, 384, 171200, 58.72800014913082},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 136
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 77.90400087833405},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 254
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 156.09599649906158},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 397
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 299.1199940443039},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 534
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames3, 2, 384, 171200, 589.0399813652039},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 671
-    {{16, 32, 128, 2, 2, Math::mma}, kNames4, 2, 128, 94848, 50.680000334978104},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 55
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 74.3279978632927},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 163
-    {{64, 32, 256, 4, 2, Math::wgmma}, kNames6, 2, 256, 225792, 95.5279991030693},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 288
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 142.33600348234177},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 427
-    {{64, 32, 384, 4, 0, Math::wgmma}, kNames5, 2, 384, 225856, 196.16000354290009},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 567
-    {{64, 32, 384, 4, 2, Math::wgmma}, kNames5, 2, 384, 225856, 378.2400041818619},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 708
-    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames7, 2, 128, 94784, 39.098666359980896},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 81
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 59.29600074887276},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 189
-    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames8, 2, 384, 171200, 77.43199914693832},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 321
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 157.74399787187576},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 462
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 300.59199035167694},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 602
-    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames8, 2, 384, 171200, 590.2239978313446},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 742
+    {{16, 32, 128, 2, 2, Math::mma}, kNames0, 2, 128, 94848, 50.9600006043911},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 14
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 67.05600023269653},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 126
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames1, 2, 512, 222880, 84.35199782252312},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 257
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames2, 2, 512, 222800, 122.19199910759926},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=0,batch=32}: run 1, measurement 423
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 151.61599963903427},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=0,batch=32}: run 1, measurement 592
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames2, 2, 512, 222800, 292.36799478530884},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=0,batch=32}: run 1, measurement 755
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames3, 2, 128, 94784, 38.7466661632061},  // sm_90a {heads=16,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 56
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames4, 2, 384, 171200, 58.47200006246567},  // sm_90a {heads=16,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 156
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames4, 2, 384, 171200, 77.66399905085564},  // sm_90a {heads=16,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 300
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames5, 2, 256, 194816, 130.94400614500046},  // sm_90a {heads=128,block_len=1,causal=0,kv_dtype=1,batch=32}: run 1, measurement 501
+    {{64, 32, 512, 3, 0, Math::wgmma}, kNames6, 2, 512, 226680, 200.27200132608414},  // sm_90a {heads=128,block_len=2,causal=0,kv_dtype=1,batch=32}: run 1, measurement 641
+    {{64, 32, 512, 3, 2, Math::wgmma}, kNames6, 2, 512, 226680, 400.176003575325},  // sm_90a {heads=128,block_len=4,causal=0,kv_dtype=1,batch=32}: run 1, measurement 789
+    {{16, 32, 128, 2, 2, Math::mma}, kNames7, 2, 128, 94848, 50.839999690651894},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 63
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames8, 2, 512, 222880, 67.70399957895279},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 191
+    {{64, 32, 512, 4, 2, Math::wgmma}, kNames8, 2, 512, 222880, 84.6719965338707},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 339
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames9, 2, 512, 222800, 121.90400063991547},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=0,batch=32}: run 1, measurement 503
+    {{64, 64, 512, 2, 0, Math::wgmma}, kNames9, 2, 512, 222800, 152.20800042152405},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=0,batch=32}: run 1, measurement 667
+    {{64, 64, 512, 2, 2, Math::wgmma}, kNames9, 2, 512, 222800, 289.3120050430298},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=0,batch=32}: run 1, measurement 832
+    {{16, 64, 128, 2, 2, Math::wgmma_t}, kNames10, 2, 128, 94784, 39.24800083041191},  // sm_90a {heads=16,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 93
+    {{16, 64, 384, 2, 2, Math::wgmma_t}, kNames11, 2, 384, 171200, 59.01599861681461},  // sm_90a {heads=16,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 221
+    {{16, 64, 384, 2, 0, Math::wgmma_t}, kNames11, 2, 384, 171200, 77.43199914693832},  // sm_90a {heads=16,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 377
+    {{32, 64, 256, 2, 0, Math::wgmma_t}, kNames12, 2, 256, 194816, 133.88799875974655},  // sm_90a {heads=128,block_len=1,causal=1,kv_dtype=1,batch=32}: run 1, measurement 541
+    {{64, 32, 512, 3, 0, Math::wgmma}, kNames13, 2, 512, 226680, 205.1680013537407},  // sm_90a {heads=128,block_len=2,causal=1,kv_dtype=1,batch=32}: run 1, measurement 705
+    {{64, 32, 512, 3, 0, Math::wgmma}, kNames13, 2, 512, 226680, 395.9999978542328},  // sm_90a {heads=128,block_len=4,causal=1,kv_dtype=1,batch=32}: run 1, measurement 870
 };
 
 // sm_90a
@@ -388,5 +393,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_3c584ddd7716fdca
+}  // inline namespace table_3ceda34a41d20cf2
 }  // namespace ktune_dispatch::mla_decode

@@ -3,9 +3,9 @@
 // Regenerate: ktune codegen --db DB --kernel qk_rope_cache --out FILE
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 16 kernel(s), 0 gap(s)
-     run 1, started 2026-12-04T19:21:34Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
+     run 1, started 2026-12-07T13:02:07Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
        template hash 6171a29b88775404, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.oPFl8KWSeS/qk_rope_cache.db --budget 100 --timeout 20
+       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.uES3M366kp/qk_rope_cache.db --budget 40 --timeout 20
 */
 #pragma once
 
@@ -18,7 +18,7 @@ namespace ktune_dispatch::qk_rope_cache {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_23069c314409ee66 {
+inline namespace table_26f98edaca74e03f {
 
 // kv_dtype: KV cache element type (fp8: value = code * k_scale)
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -163,38 +163,36 @@ struct ArchTable {
   std::size_t size;
 };
 
-inline constexpr const char* kNames0[] = {"ktune::qk_rope_cache<1, 4, 1, 128, 0, 1, 0>"};
+inline constexpr const char* kNames0[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 0>"};
 inline constexpr const char* kNames1[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 0>"};
-inline constexpr const char* kNames2[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 0>"};
+inline constexpr const char* kNames2[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 0, 1, 0>"};
 inline constexpr const char* kNames3[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 0>"};
-inline constexpr const char* kNames4[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 0>"};
-inline constexpr const char* kNames5[] = {"ktune::unfused_rope<8, 128, 1>", "ktune::unfused_cache<8, 128, 1>", "ktune::unfused_concat<8, 128>"};
-inline constexpr const char* kNames6[] = {"ktune::qk_rope_cache<1, 4, 1, 128, 0, 1, 1>"};
+inline constexpr const char* kNames4[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 0>"};
+inline constexpr const char* kNames5[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 0>"};
+inline constexpr const char* kNames6[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 0, 1, 1>"};
 inline constexpr const char* kNames7[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 0, 1, 1>"};
-inline constexpr const char* kNames8[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 0, 1, 1>"};
+inline constexpr const char* kNames8[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1, 1, 1>"};
 inline constexpr const char* kNames9[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 0, 1, 1>"};
 inline constexpr const char* kNames10[] = {"ktune::qk_rope_cache<1, 8, 1, 128, 1, 1, 1>"};
-inline constexpr const char* kNames11[] = {"ktune::qk_rope_cache<0, 8, 1, 128, 1, 1, 1>"};
-inline constexpr const char* kNames12[] = {"ktune::qk_rope_cache<1, 8, 4, 128, 1, 1, 1>"};
-inline constexpr const char* kNames13[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 1>"};
+inline constexpr const char* kNames11[] = {"ktune::qk_rope_cache<0, 8, 1, 256, 1, 1, 1>"};
 
 inline constexpr Kernel kKernels[] = {
-    {{Layout::token_head, 4, 1, 128, 0, 1}, kNames0, 1, 128, 0, 3.548799827694893},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 25
-    {{Layout::token, 8, 1, 128, 0, 1}, kNames1, 1, 128, 0, 48.09600114822388},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 65
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 7.356000132858753},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 231
-    {{Layout::token, 8, 1, 256, 0, 1}, kNames3, 1, 256, 0, 342.76799857616425},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 269
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 3.0542221955127187},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 77
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames4, 1, 256, 0, 47.544000670313835},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 97
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames2, 1, 128, 0, 7.4102857283183505},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 305
-    {{Layout::token, 8, 1, 128, 1, 0}, kNames5, 3, 128, 0, 341.5360003709793},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 325
-    {{Layout::token_head, 4, 1, 128, 0, 1}, kNames6, 1, 128, 0, 3.4623999148607254},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 115
-    {{Layout::token, 8, 1, 128, 0, 1}, kNames7, 1, 128, 0, 37.90400053064028},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 153
-    {{Layout::token_head, 8, 4, 128, 0, 1}, kNames8, 1, 128, 0, 6.579999811947346},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 353
-    {{Layout::token, 8, 1, 256, 0, 1}, kNames9, 1, 256, 0, 259.7440034151077},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 382
-    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames10, 1, 128, 0, 2.9503999277949333},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 191
-    {{Layout::token, 8, 1, 128, 1, 1}, kNames11, 1, 128, 0, 38.277332981427506},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 210
-    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames12, 1, 128, 0, 6.850666366517544},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 419
-    {{Layout::token, 8, 1, 256, 1, 1}, kNames13, 1, 256, 0, 265.5840069055557},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 438
+    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames0, 1, 128, 0, 2.8493332987030344},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 33
+    {{Layout::token, 8, 1, 128, 0, 1}, kNames1, 1, 128, 0, 47.75200039148331},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 65
+    {{Layout::token_head, 8, 4, 128, 0, 1}, kNames2, 1, 128, 0, 7.308000000193715},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=64}: run 1, measurement 239
+    {{Layout::token, 8, 1, 256, 0, 1}, kNames3, 1, 256, 0, 338.8960063457489},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=0,is_neox=1,tokens=4096}: run 1, measurement 269
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames4, 1, 128, 0, 2.8519999856750173},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 77
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames5, 1, 256, 0, 47.08000086247921},  // sm_90a {heads=16,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 97
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames4, 1, 128, 0, 7.2559998370707035},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=64}: run 1, measurement 305
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames5, 1, 256, 0, 337.6480042934418},  // sm_90a {heads=128,kv_dtype=1,q_dtype=0,rope=1,is_neox=1,tokens=4096}: run 1, measurement 324
+    {{Layout::token_head, 8, 1, 128, 0, 1}, kNames6, 1, 128, 0, 2.8528000228106976},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 115
+    {{Layout::token, 8, 1, 128, 0, 1}, kNames7, 1, 128, 0, 37.61066620548566},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 153
+    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames8, 1, 128, 0, 6.769777793023321},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=64}: run 1, measurement 354
+    {{Layout::token, 8, 1, 256, 0, 1}, kNames9, 1, 256, 0, 258.38400423526764},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=0,is_neox=1,tokens=4096}: run 1, measurement 382
+    {{Layout::token_head, 8, 1, 128, 1, 1}, kNames10, 1, 128, 0, 2.968888936771287},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 191
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames11, 1, 256, 0, 37.96799977620442},  // sm_90a {heads=16,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 211
+    {{Layout::token_head, 8, 4, 128, 1, 1}, kNames8, 1, 128, 0, 6.546666535238425},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=64}: run 1, measurement 419
+    {{Layout::token, 8, 1, 256, 1, 1}, kNames11, 1, 256, 0, 262.4959945678711},  // sm_90a {heads=128,kv_dtype=1,q_dtype=1,rope=1,is_neox=1,tokens=4096}: run 1, measurement 438
 };
 
 // sm_90a
@@ -398,5 +396,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_23069c314409ee66
+}  // inline namespace table_26f98edaca74e03f
 }  // namespace ktune_dispatch::qk_rope_cache
