@@ -46,7 +46,8 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   req.template_hash = std::string(template_hash);
   // Where the package's templates are this library's own, a stale run of them recorded under the
   // older whole-source hash is named with the `ktune migrate` that makes it current.
-  if (jit::template_hash(family.template_file()) == template_hash) req.source_hash = jit::source_hash(family.template_file());
+  const std::string_view file = family.template_file();
+  if (jit::template_hash(file) == template_hash) req.source_hash = jit::source_hash(file);
   req.drop_refused_arches = true;
   t->table_ = dispatch::build_table(*db, family, req);
   const auto& table = t->table_;
