@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# On the GPU machine (carry .devbin: scripts/device/pack.sh, then
+# On the GPU machine (carry build: scripts/device/pack.sh, then
 # scripts/device/probes/build.sh mla_decode_fp8_value_tile): the fp8 value tile against main.
 # Main decodes each fp8 code twice, as K in the Q K^T warps and as V in the P V warps; the probe
 # decodes it once, and the Q K^T warps also write the first 512 dims as fp16 to a value tile in
 # shared memory, which P V reads as the bf16 path reads its tile (1 KiB a key: 128-key tiles no
-# longer fit, 64-key tiles leave room for 7 ring slots). Times issue 6's fp8 shapes with both
+# longer fit, 64-key tiles leave room for 7 ring slots). Times the fp8 shapes with both
 # builds (A: main, B: probe), the probe's 64- and 32-key tiles at several ring depths, then runs
 # the probe's mla_decode GPU tests, then profiles main's and the probe's fp8 kernel at the target
 # shape with Nsight Compute. Output: $OUT/probe.jsonl (per bench: build, shape, config, the object),
 # $OUT/probe_gpu_tests.log, $OUT/{main,probe}_fp8_{sections.txt,opcodes.md} (the commands of
-# results/nvidia-h200/profiles/README.md), a summary on stdout.
+# experiments/2026-12-02-mla-decode-ncu-targets/README.md), a summary on stdout.
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} KTUNE_CACHE_DIR=/tmp/ktune-cache
-main=.devbin/ktune; probe=.devbin/probe/ktune
+export LD_LIBRARY_PATH=$PWD/build/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} KTUNE_CACHE_DIR=/tmp/ktune-cache
+main=build/ktune; probe=build/probe/ktune
 bench() {  # BUILD SHAPE CONFIG [flags]
   local build=$1 shape=$2 config=$3; shift 3
   local bin=$main; [ "$build" = probe ] && bin=$probe
@@ -39,7 +39,7 @@ for h in "--heads 16 --block-len 4" "--heads 128 --block-len 1"; do
   bench main "$h --causal 1 --kv-dtype fp8_e4m3fn" "rows=32 keys=128 threads=256 stages=9 split=0 math=mma" --no-verify
   bench probe "$h --causal 1 --kv-dtype fp8_e4m3fn" "rows=32 keys=64 threads=256 stages=6 split=0 math=mma" --no-verify
 done
-timeout 300 .devbin/probe/ktune_gpu_tests --gtest_filter='*MlaDecode*' >"$out/probe_gpu_tests.log" 2>&1
+timeout 300 build/probe/ktune_gpu_tests --gtest_filter='*MlaDecode*' >"$out/probe_gpu_tests.log" 2>&1
 echo "probe GPU tests: exit $?"; grep -E "^\[  (PASSED|FAILED) " "$out/probe_gpu_tests.log"
 ncu=/usr/local/cuda/bin/ncu
 for build in main probe; do

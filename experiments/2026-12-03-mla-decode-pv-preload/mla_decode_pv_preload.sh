@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main) that also holds
-# 4d1c635's templates in .devbin/old_templates (unpacked here as
-# scripts/bench_cases/mla_decode_fp16_p_ab.txt says): the probe
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main) that also holds
+# 4d1c635's templates in build/old_templates (unpacked here as
+# experiments/2026-12-02-mla-decode-fp16-p/mla_decode_fp16_p_ab.txt says): the probe
 # mla_decode_pv_preload (wgmma's P V loads and converts its first V^T fragments while Q K^T runs,
 # not after the P barrier). It changes no host code, so it runs through `ktune ... --templates`
 # over main's build: an A/B of 4d1c635 (two bf16 terms of P), main (one fp16 term) and the probe
@@ -9,9 +9,9 @@
 # winner) and on two where it won, then ncu of 4d1c635 and main on the first.
 # Writes $OUT/pv_preload_ab.{md,jsonl} and $OUT/ncu_{old,main}.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
-[ -d .devbin/old_templates/mla_decode ] || { echo "pv_preload: no .devbin/old_templates (see the header)" >&2; exit 1; }
+[ -d build/old_templates/mla_decode ] || { echo "pv_preload: no build/old_templates (see the header)" >&2; exit 1; }
 probe_templates mla_decode_pv_preload || exit 1
 
 b32="--kernel mla_decode --heads 16 --block-len 4 --causal 1 --kv-dtype bf16 --batch 32 --ctx 4096 --config 'rows=64 keys=32 threads=256 stages=4 split=2 math=wgmma'"
@@ -19,7 +19,7 @@ b128="--kernel mla_decode --heads 16 --block-len 4 --causal 1 --kv-dtype bf16 --
 h128="--kernel mla_decode --heads 128 --block-len 1 --causal 1 --kv-dtype bf16 --batch 128 --ctx 8192 --config 'rows=64 keys=64 threads=256 stages=2 split=2 math=wgmma'"
 cases=$probe/cases.txt
 {
-  echo "h16_l4_b32 4d1c635 | $b32 --templates .devbin/old_templates"
+  echo "h16_l4_b32 4d1c635 | $b32 --templates build/old_templates"
   echo "h16_l4_b32 main    | $b32"
   echo "h16_l4_b32 probe   | $b32 --templates $probe/templates"
   echo "h16_l4_b128 main   | $b128"
@@ -37,6 +37,6 @@ ncu() {
     "$KTUNE" bench --kernel mla_decode --heads 16 --block-len 4 --causal 1 --kv-dtype bf16 --batch 32 --ctx 4096 \
     --config "rows=64 keys=32 threads=256 stages=4 split=2 math=wgmma" --no-verify "$@"
 }
-ncu --templates .devbin/old_templates >"$out/ncu_old.txt" 2>&1
+ncu --templates build/old_templates >"$out/ncu_old.txt" 2>&1
 ncu >"$out/ncu_main.txt" 2>&1
 grep -hE "Duration|Executed Instructions  |Eligible Warps|stalled_(barrier|wait|short|long|gmma)" "$out"/ncu_*.txt

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
 # mla_decode_bulk_store. math=wgmma stages its rows in shared memory as the output holds them
 # (bf16 rows, or a split's fp32 rows) and writes each with one bulk copy (cp.async.bulk shared ->
 # global, issued by one thread a row) instead of staging fp32 and having every math thread copy
 # 16-byte vectors in a loop that waits on each load and store: ncu's warp stall samples of a
 # launch that runs no tile put 45% of them in that loop
-# (results/nvidia-h200/profiles/mla_decode_no_tiles.md). Templates only, so it runs through
+# (experiments/2026-12-04-mla-decode-no-tiles/mla_decode_no_tiles.md). Templates only, so it runs through
 # `ktune --templates` over main's build, every bench verified by `ktune bench` on the
 # verification shapes; then each kernel's duration under ncu at h12_l4c.
 # Writes $OUT/bulk_store_ab.{md,jsonl}.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
 probe_templates mla_decode_bulk_store || exit 1
 cases=$probe/cases.txt

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
 # mla_decode_l2_prefetch. The producer warpgroups of math=wgmma and math=wgmma_t (threads=384)
 # start each next slot's rows into L2 (cp.async.bulk.prefetch.L2, one per key row) right after
 # issuing this slot's copies, so that the next slot's copies, issued once the math warpgroups
 # release the slot, read L2 rather than DRAM: with a ring of 2 tiles a CTA has at most one tile's
 # copies in flight, and at 128 CTAs the tile loop runs at 88% to 92% of the copy bandwidth
-# (results/nvidia-h200/profiles/mla_decode_split_cost.md). Templates only, so it runs through
-# `ktune --templates` over main's build: an A/B on issue 6's targets with their winners' configs
+# (experiments/2026-12-04-mla-decode-split-cost/mla_decode_split_cost.md). Templates only, so it runs through
+# `ktune --templates` over main's build: an A/B on the targets with their winners' configs
 # (and wgmma's 32-key tiles), every bench verified by `ktune bench` on the verification shapes.
 # Writes $OUT/l2_prefetch_ab.{md,jsonl}.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
 probe_templates mla_decode_l2_prefetch || exit 1
 cases=$probe/cases.txt

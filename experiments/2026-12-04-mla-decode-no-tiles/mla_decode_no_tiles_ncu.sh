@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ of main: ncu of math=wgmma with its producer
+# On the GPU machine, over a carried build/ of main: ncu of math=wgmma with its producer
 # (threads=384) with neither tile loop run (the no_tiles copy of main's templates of
-# mla_decode_phase_cost.sh: the launch, the q tile, the epilogue), one launch each, clocks not
+# experiments/2026-12-04-mla-decode-phase-cost/mla_decode_phase_cost.sh: the launch, the q tile, the epilogue), one launch each, clocks not
 # locked: at H 12 L 4 B 32 with 4 splits (fp32 partials, then the combine) and without (32 CTAs,
 # bf16 rows), and at H 16 L 4 B 128 (no split): sections, and the split case's warp stall samples
 # by SASS instruction. Writes $OUT/no_tiles_{h12_split1,h12_split0,h16}.txt and
 # $OUT/no_tiles_h12_split1_stalls.csv (ncu's source page, the instructions with a sample).
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 v=$(mktemp -d)
 cp -r templates "$v/no_tiles"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ of main: where math=wgmma with its producer
-# (threads=384) spends its time on issue 6's L 4 targets, from three copies of main's templates run
+# On the GPU machine, over a carried build/ of main: where math=wgmma with its producer
+# (threads=384) spends its time on the L 4 targets, from three copies of main's templates run
 # through `ktune --templates` (not verified: a variant computes on whatever the ring holds, or on
 # nothing):
 #   no_tiles:  neither the producer's slot loop nor the math warpgroups' tile loop runs: the launch,
@@ -12,7 +12,7 @@
 # not locked) of the whole and no_tiles kernels at H 12 L 4 B 32.
 # Writes $OUT/phase_cost.{md,jsonl} and $OUT/phase_cost_ncu.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 v=$(mktemp -d)
 for variant in no_tiles copy_only math_only; do cp -r templates "$v/$variant"; done

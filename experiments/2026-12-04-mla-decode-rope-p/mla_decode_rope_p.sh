@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
 # mla_decode_rope_p, math=wgmma with its producer (threads=384) keeping each tile's P in the
 # tile's rope panel (free once Q K^T has read it, refilled only after the tile's P V) instead of
 # one P matrix for all tiles, so that the tile loop needs no barrier at its top: the first
 # warpgroup goes on to Q K^T of tile t while the second may still take P V of tile t - 1 (ncu of
-# the producer kernel: the barrier is its largest stall, results/nvidia-h200/mla_decode_producer_ab.md).
+# the producer kernel: the barrier is its largest stall, experiments/2026-12-04-mla-decode-producer/mla_decode_producer_ab.md).
 # Templates only (its shared-memory layout is main's), so it runs through `ktune --templates`
-# over main's build: an A/B on issue 6's 64-row targets with both of wgmma's tiles, every bench
+# over main's build: an A/B on the 64-row targets with both of wgmma's tiles, every bench
 # verified by `ktune bench` on the verification shapes. Writes $OUT/rope_p_ab.{md,jsonl}.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
 probe_templates mla_decode_rope_p || exit 1
 cases=$probe/cases.txt

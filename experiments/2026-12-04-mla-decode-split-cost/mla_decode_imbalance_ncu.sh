@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ of main: ncu of math=wgmma with its producer
+# On the GPU machine, over a carried build/ of main: ncu of math=wgmma with its producer
 # (threads=384) at ctx 8192, one launch each, clocks not locked: the kernel duration against the
 # SMs active cycles (min / avg / max: whether CTAs finish apart), DRAM and L2 bytes.
 # Writes $OUT/ncu_NAME.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 ncu --version | tail -1
 cfg="rows=64 keys=64 threads=384 stages=2 math=wgmma"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ of main: what math=wgmma with its producer
-# (threads=384) spends beyond its tiles on issue 6's batch-32 target (H 12, L 4, B 32): the time
+# On the GPU machine, over a carried build/ of main: what math=wgmma with its producer
+# (threads=384) spends beyond its tiles on the batch-32 target (H 12, L 4, B 32): the time
 # against context at split=1 (4 splits, 128 CTAs) and split=0 (32 CTAs), H 16 L 4 B 128 beside it
 # (no split), then ncu's duration of each kernel of one launch (main and combine, clocks not
 # locked) at ctx 8192. Writes $OUT/split_cost.{md,jsonl} and $OUT/split_cost_ncu.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 cases=$(mktemp)
 cfg="rows=64 keys=64 threads=384 stages=2 math=wgmma"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
 # mla_decode_split_qk (math=wgmma with 64-key tiles: both warpgroups take Q K^T, 32 keys each, and
 # the softmax of their own scores, where the first warpgroup took all 64 keys while the second
 # waited). Its host-side change (MmaGeometry's Q K^T grid, and the family test that states it)
 # moves no launch parameter, so the probe runs through `ktune ... --templates` over main's build:
-# an A/B of main and the probe on issue 6's 64-row targets and one batch-32 key, every bench
+# an A/B of main and the probe on the 64-row targets and one batch-32 key, every bench
 # verified by `ktune bench` on the verification shapes (ragged lengths, pages of 1 to 1536 keys).
 # Writes $OUT/split_qk_ab.{md,jsonl}. If it pays: apply the patch, run the GPU suites on its build.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
 probe_templates mla_decode_split_qk || exit 1
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ of main: where math=wgmma's time goes on issue 6's
+# On the GPU machine, over a carried build/ of main: where math=wgmma's time goes on the
 # 64-row targets with main's templates: the kernel whole, its copies alone and its math alone
-# (the edits of mla_decode_overlap_probe.md, as template copies run through `--templates`, not
+# (the edits of experiments/2026-12-02-mla-decode-overlap/mla_decode_overlap_probe.md, as template copies run through `--templates`, not
 # verified: a variant computes on whatever the ring holds), plus ncu of the whole kernel at h128.
 # Writes $OUT/split_time.{md,jsonl} and $OUT/h128_sections.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 v=$(mktemp -d)
 for variant in copy_only math_only; do cp -r templates "$v/$variant"; done

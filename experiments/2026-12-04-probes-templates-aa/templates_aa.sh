@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main): the A/A control of
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the A/A control of
 # the probes' method. Main's own templates, copied and run through `ktune --templates`, against the
 # embedded ones: any difference is the method's, not a kernel change's. Writes $OUT/templates_aa.{md,jsonl}.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
 copy=$(mktemp -d)
 cp -r templates "$copy/"
@@ -21,5 +21,5 @@ ab_cases "$copy/templates" <<<"$keys" | awk -F ' [|] ' '
   { line = $1 (NR % 2 ? ", second" : ", first") " | " substr($0, length($1) + 4) }
   NR % 2 { held = line; next }
   { print line; print held }' >>"$cases"
-timeout 300 ./scripts/bench_ab.py "$cases" --rounds 3 --ktune "$KTUNE" --json-out "$out/templates_aa.jsonl" \
-  | tee "$out/templates_aa.md"
+timeout 300 ./scripts/bench_ab.py "$cases" --rounds 3 --ktune "$KTUNE" --json-out "$templates_aa.jsonl" \
+  | tee "$templates_aa.md"

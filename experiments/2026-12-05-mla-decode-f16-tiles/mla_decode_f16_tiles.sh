@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main, then
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main, then
 # scripts/device/probes/build.sh mla_decode_f16_tiles): math=wgmma_ss at 384 threads, whose producer
 # warpgroup converts each slot's rows to fp16 in place once they landed (mla_decode_f16_tiles.patch:
 # both products read fp16 from shared memory, P is one fp16 term, no conversion in the math
@@ -10,12 +10,12 @@
 # First the probe's correctness suite (every math path, the new configs among them).
 # Writes $OUT/f16_tiles_tests.txt and $OUT/f16_tiles.{md,jsonl}.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
-bin=.devbin/probe
+bin=build/probe
 [ -x "$bin/ktune" ] || { echo "mla_decode_f16_tiles: no $bin/ktune (scripts/device/probes/build.sh)" >&2; exit 1; }
 probe_templates mla_decode_f16_tiles
-patch -s -p1 -d "$probe" <scripts/device/probes/mla_decode_f16_seesaw.patch || exit 1
+patch -s -p1 -d "$probe" <mla_decode_f16_seesaw.patch || exit 1
 seesaw=$probe/templates
 timeout 150 "$bin/ktune_gpu_tests" --gtest_color=no --gtest_filter='*MlaDecodeCorrectness*' >"$out/f16_tiles_tests.txt" 2>&1
 echo "correctness suite: exit $?"; tail -n 3 "$out/f16_tiles_tests.txt"

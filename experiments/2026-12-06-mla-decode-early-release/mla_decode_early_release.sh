@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
 # mla_decode_early_release. With the producer warpgroup (384 threads), math=wgmma and math=wgmma_t
 # release a ring slot once P V's A operand (V^T, or the fp8 codes) is in registers, while the last
 # products, which read only P from its own buffer, still run; main releases it after they complete.
 # The producer's next copies into the slot then start that much sooner: on the H200, where the
 # 64-row tiles' math (2.39 µs a tile at H 16 L 4) outlasts their copies (2.13 µs), a slot's refill
-# is what the ring of two waits on (results/nvidia-h200/profiles/mla_decode_phase_cost.md).
+# is what the ring of two waits on (experiments/2026-12-04-mla-decode-phase-cost/mla_decode_phase_cost.md).
 # Templates only, through `ktune --templates` over main's build, every bench verified; then every
 # smoke candidate of both paths with the probe's templates, verified as the sweep verifies.
 # Writes $OUT/early_release_ab.{md,jsonl} and $OUT/early_release_smoke.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/probes/probe_env.sh
 probe_templates mla_decode_early_release || exit 1
 cases=$probe/cases.txt

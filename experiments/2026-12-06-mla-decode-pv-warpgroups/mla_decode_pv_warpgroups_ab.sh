@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/: the A/B that measured mla_decode_pv_warpgroups
+# On the GPU machine, over a carried build/: the A/B that measured mla_decode_pv_warpgroups
 # (math=wgmma at 512 threads, MmaGeometry::softmax_warpgroup: a softmax warpgroup takes Q K^T and
 # the softmax of each tile as soon as its slot is full, and two P V warpgroups (256 value dims
 # each) follow, up to the ring behind, reading P from the tile's rope panel and the rows' rescale
 # factors from a record per slot; the producer warpgroup as at 384 threads). At 384 threads the
 # tile's chain is Q K^T, softmax, then P V, with the second warpgroup idle through the first two.
 # While it was a probe (its runs in mla_decode_pv_warpgroups_ab.md): main's build from
-# scripts/device/pack.sh and the probe's in .devbin/probe/ (scripts/device/probes/build.sh).
+# scripts/device/pack.sh and the probe's in build/probe/ (scripts/device/probes/build.sh).
 # Since it is in main, both sides default to main's ktune ($KTUNE) and the tests to main's
 # ktune_gpu_tests: every other kernel of the default space compiles to the same machine code as
 # with b6af9c5's templates (scripts/code_objects_diff.py over both trees' `ktune compile --space
@@ -19,14 +19,14 @@
 # (a) the GPU tests of mla_decode with the change (the 512-thread configs among them); (b) the
 # A/B; (c) the smoke space's keys with 512-thread wgmma configs (32- and 64-key tiles), swept and
 # verified. Writes $OUT/pv_warpgroups_gpu_tests.txt, $OUT/pv_warpgroups_ab.{md,jsonl} and
-# $OUT/pv_warpgroups_smoke.txt. For a short lease: PVWG_ROUNDS (default 3) rounds of the A/B, and
+# $OUT/pv_warpgroups_smoke.txt. For a short run: PVWG_ROUNDS (default 3) rounds of the A/B, and
 # PVWG_SMOKE=0 skips (c).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 base_ktune=${PVWG_BASE:-$KTUNE}
 probe_ktune=${PVWG_WITH:-$KTUNE}
-probe_tests=${PVWG_TESTS:-.devbin/ktune_gpu_tests}
+probe_tests=${PVWG_TESTS:-build/ktune_gpu_tests}
 for f in "$base_ktune" "$probe_ktune" "$probe_tests"; do
   [ -x "$f" ] || { echo "mla_decode_pv_warpgroups_ab: no $f" >&2; exit 1; }
 done
@@ -70,7 +70,7 @@ cat "$out/pv_warpgroups_ab.md"
 
 [ "${PVWG_SMOKE:-1}" = 0 ] && exit 0
 # (c) The smoke space's 512-thread configs (its file, which has them since 59472c9; the first runs
-# added them with sed, as profiles/mla_decode_pv_warpgroups_smoke.txt says), on its bf16 keys.
+# added them with sed, as mla_decode_pv_warpgroups_smoke.txt says), on its bf16 keys.
 timeout 50 "$probe_ktune" sweep --kernel mla_decode --space tuner/kernels/mla_decode/spaces/smoke.toml \
   --where math=wgmma --where threads=512 --where kv_dtype=bf16 --db "$v/smoke.db" --budget 35 --timeout 15 2>&1 |
   tail -n 20 | tee "$out/pv_warpgroups_smoke.txt"

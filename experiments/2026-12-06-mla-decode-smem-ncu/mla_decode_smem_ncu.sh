@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ of main: is math=wgmma's 64-row tile paced by shared
-# memory? ncu of one launch each of issue 6's 64-row targets (threads=384, ctx 8192, clocks not
+# On the GPU machine, over a carried build/ of main: is math=wgmma's 64-row tile paced by shared
+# memory? ncu of one launch each of the 64-row targets (threads=384, ctx 8192, clocks not
 # locked): the compute and memory workload sections (pipe utilization, shared-memory wavefronts and
 # bank conflicts), then the tensor pipes' and shared-memory banks' utilization by metric name, and
 # the device's metric names of both kinds for the next look. Writes $OUT/smem_ncu_NAME.txt and
-# $OUT/smem_ncu_metric_names.txt.
+# $smem_ncu_metric_names.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 source scripts/device/env.sh
 ncu --version | tail -1
 cfg="rows=64 keys=64 threads=384 stages=2 math=wgmma"
-ncu --query-metrics --chip gh100 2>&1 | grep -E "pipe_tensor|data_bank|mem_shared|wavefronts" >"$out/smem_ncu_metric_names.txt"
+ncu --query-metrics --chip gh100 2>&1 | grep -E "pipe_tensor|data_bank|mem_shared|wavefronts" >"$smem_ncu_metric_names.txt"
 run() { name=$1; shift
   local bench=("$KTUNE" bench --kernel mla_decode --kv-dtype bf16 --ctx 8192 --no-verify "$@")
   {

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/ (scripts/device/pack.sh): math=wgmma_t at 16 and 32
+# On the GPU machine, over a carried build/ (scripts/device/pack.sh): math=wgmma_t at 16 and 32
 # query rows a CTA (n16 and n32 products) on fp8_e4m3fn keys, against the bf16 cache's wgmma
 # (512 threads) on the same shape; one verified `ktune bench --json` line per config, each after
 # a "# key | config" line. The keys: the wide folds whose fp8 winners lost to bf16 by 1.6x to 1.8x
-# (results/mla_decode_fp8_vs_bf16.md), a 32-row one and a 64-row one.
-#   results/nvidia-h100-80gb-hbm3/mla_decode_wgmma_t_rows32_ab.sh > ab.log
+# (experiments/2026-12-06-mla-decode-fp8-vs-bf16/mla_decode_fp8_vs_bf16.md), a 32-row one and a 64-row one.
+#   mla_decode_wgmma_t_rows32_ab.sh > ab.log
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-ktune=${KTUNE:-.devbin/ktune}
+ktune=${KTUNE:-build/ktune}
 for key in "--heads 128 --block-len 4 --causal 1 --batch 32 --ctx 4096" \
            "--heads 128 --block-len 1 --causal 1 --batch 128 --ctx 8192" \
            "--heads 32 --block-len 1 --causal 1 --batch 128 --ctx 8192" \
