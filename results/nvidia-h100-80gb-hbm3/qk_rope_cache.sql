@@ -533,7 +533,7 @@ CREATE TABLE runs (
   -- other than its run's.
   UNIQUE (id, family)
 );
-INSERT INTO "runs" VALUES(1,'2026-12-07T10:17:49Z','qk_rope_cache','cuda','NVIDIA H100 80GB HBM3','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','6171a29b88775404','0.1.0','vm','/work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.jxb0x95K96/qk_rope_cache.db --budget 40 --timeout 20',2.92082453008371112e+03,9.5472005824582709e+02,'wgmma m64n256k16 bf16');
+INSERT INTO "runs" VALUES(1,'2026-12-07T10:17:49Z','qk_rope_cache','cuda','NVIDIA H100 80GB HBM3','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','6171a29b88775404','0.1.0','vm','ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.jxb0x95K96/qk_rope_cache.db --budget 40 --timeout 20',2.92082453008371112e+03,9.5472005824582709e+02,'wgmma m64n256k16 bf16');
 CREATE INDEX runs_by_validators ON runs (family, backend, device_name, arch, template_hash);
 CREATE INDEX measurements_by_run_key ON measurements (run_id, key, config);
 CREATE INDEX measurements_by_family_key ON measurements (family, key);

@@ -5,7 +5,7 @@
    arch sm_90a: 16 kernel(s), 0 gap(s)
      run 1, started 2026-12-07T13:02:07Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
        template hash 6171a29b88775404, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.uES3M366kp/qk_rope_cache.db --budget 40 --timeout 20
+       command: ktune sweep --kernel qk_rope_cache --space smoke --db /tmp/tmp.uES3M366kp/qk_rope_cache.db --budget 40 --timeout 20
 */
 #pragma once
 

@@ -1,4 +1,4 @@
-// scripts/bench_ab.py: the A/B tables under results/<device>/ (mla_decode_two_ctas_ab.md). Over a
+// scripts/bench_ab.py: the A/B tables of experiments/ (experiments/2026-12-02-mla-decode-two-ctas/). Over a
 // stand-in ktune whose time changes with every call: the rounds alternate the cases, each case's
 // figure is the median of its rounds, a failing or unverified bench is marked and fails the run,
 // and malformed cases files are refused with their place. With --probe, a second ktune's cases

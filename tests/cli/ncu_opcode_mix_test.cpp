@@ -1,4 +1,4 @@
-// scripts/ncu_opcode_mix.py: the instruction mix behind results/<device>/profiles/*_opcodes.md,
+// scripts/ncu_opcode_mix.py: the instruction mix behind experiments/*/*_opcodes.md,
 // on a hand-made export in the shape Nsight Compute prints (program output, then the SASS table).
 #include <gtest/gtest.h>
 

@@ -70,7 +70,7 @@ std::string math_argument(const std::string& name) {
 // wgmma products run asynchronously only where ptxas can follow their accumulators from issue to
 // wait; elsewhere it serializes them or injects waits, and says so in its verbose report (codes
 // C75xx, "Potential Performance Loss"). On the H200 a form of the kernel that ptxas serialized ran
-// h128_l1_bf16 in 1172 us against 902 (results/nvidia-h200/profiles/mla_decode_wgmma_pv_stalls.md).
+// h128_l1_bf16 in 1172 us against 902 (experiments/2026-12-02-mla-decode-wgmma-pv-stalls).
 // Every wgmma, wgmma_ss and wgmma_t instance of the default space is checked; the check fails on a
 // planted read of the Q K^T accumulators before their wait.
 // ptxas's verbose report of `names` compiled for sm_90a from `source`.

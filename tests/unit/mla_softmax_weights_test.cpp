@@ -5,7 +5,7 @@
 // (fp32 scores in the exp2 domain, P = 2^(S - max) in fp32 and then rounded to the format, the row
 // sum of the unrounded P, fp32 accumulation, one bf16 rounding of the output) and compared with
 // the double reference exactly as DeviceInstance::verify compares a kernel's output.
-// On the H200 the two one-term kernels of results/nvidia-h200/profiles/mla_decode_seesaw_probe.md
+// On the H200 the two one-term kernels of experiments/2026-12-02-mla-decode-seesaw
 // failed verification the same way (ctx=77: err 5.5e-4 and 5.8e-4 against 5e-4 + 1e-2 |ref|).
 #include <cmath>
 #include <cstring>

@@ -5,7 +5,7 @@
    arch sm_90a: 1152 kernel(s), 0 gap(s)
      run 1, started 2026-12-07T13:02:37Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
        template hash a9fc882d3b6cef5f, ktune 0.1.0, host 'vm'
-       command: /work/main/.devbin/ktune sweep --kernel mla_decode --space default --db /tmp/tmp.wijjMSJlOa/mla_decode.db --budget 436 --timeout 30
+       command: ktune sweep --kernel mla_decode --space default --db /tmp/tmp.wijjMSJlOa/mla_decode.db --budget 436 --timeout 30
 */
 #pragma once
 
