@@ -18,9 +18,12 @@
 namespace ktune::testing {
 namespace {
 
-std::string read_text(const std::string& path) {
+// The file's text after a line break, so that a heading on its first line starts with one too.
+std::string read_lines(const std::string& path) {
   std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string text = "\n";
+  text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return text;
 }
 
 std::string help_of(const std::vector<std::string>& verb) {
@@ -125,7 +128,7 @@ TEST(CliDocs, TheHelpListsVerbsAndFlags) {
 }
 
 TEST(CliDocs, DocsCliMdNamesEveryVerbAndFlag) {
-  const std::string doc = "\n" + read_text(kDoc);
+  const std::string doc = read_lines(kDoc);
   ASSERT_GT(doc.size(), 1u) << kDoc << " is missing or empty";
   for (const auto& verb : all_verbs()) {
     const auto text = section(doc, verb.heading());
