@@ -17,7 +17,8 @@
 #               ".devbin", "session" (ktune has no sessions: the word only ever meant a borrowed
 #               machine's), "device budget" / "budget of device time".
 #   In the code (cli/ db/ dispatch/ tuner/ templates/), also:
-#     date      a date 20YY-MM-DD, anywhere in the line.
+#     date      a date 20YY-MM-DD, anywhere in the line, except as the start of the name of an
+#               experiment cited as evidence (experiments/2026-12-07-<slug>).
 #     hash      a commit or template hash in a comment: a word of 7 to 40 characters of [0-9a-f]
 #               with at least one digit and one letter. Inside string literals it is data (a
 #               template hash a test compares with) and allowed.
@@ -49,7 +50,7 @@ EVERYWHERE = [
     ("lending", re.compile(r"\b(?:[Ll]eas(?:e[ds]?|ing))\b|\b[Dd]evice (?:tool|budget)\b"
                            r"|\.devbin\b|\b[Ss]ession(?:s|\x27s)?\b|\bbudget of device time\b")),
 ]
-DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+DATE = re.compile(r"(?<!experiments/)\b20\d\d-[01]\d-[0-3]\d\b")
 HASH = re.compile(r"(?<![\w.])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w])")
 TIMING = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:ns|us|µs|ms|[GT]B/s|[GT]FLOP/s|[GT]FLOPS)(?![\w])"
                     r"|(?<![\w.])\d+\.\d+\s*s\b"

@@ -73,6 +73,7 @@ clean cli/run.cpp 'expect("[configs #2]");'
 clean cli/run.cpp "char q = '\"'; const char* kLine = \"// 58591d8 ran 434 us on the H200 (#12)\";"
 clean cli/run.cpp '// Works around marzer/tomlplusplus#190; 0xdeadbeef1 is a constant, 1234567 a count.'
 clean cli/run.cpp '// Each release of the lock; the decimal digits of the budget of a sweep.'
+clean tuner/k/spaces/smoke.toml '# Two CTAs an SM lost to one: experiments/2026-12-02-mla-decode-two-ctas.'
 clean tuner/k/spaces/smoke.toml 'rows = [16, 32]  # rows of a tile'
 clean scripts/x.sh 'echo "$# arguments"; n=${#list[@]}'
 clean experiments/2026-12-07-probe/README.md "On the H200, 0.96x the time (2026-12-07, 58591d8): 434 us against 452 us."
