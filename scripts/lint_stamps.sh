@@ -27,9 +27,10 @@
 #               a number with GB/s, TB/s, TFLOP/s, GFLOP/s, TFLOPS or GFLOPS; a ratio with a
 #               decimal point ("0.96x", "1.2x"; "2x" reads as "twice" and 16x16x32 is an
 #               instruction shape); "on the H100", "on an H200", "on H100", "on the MI250X".
-#   Comments are found per file type: // and /* */ in C, C++, CUDA and HIP sources (string and
-#   character literals, raw strings included, are skipped), '#' at a word's start in shell,
-#   Python, TOML, CMake and text files, and the whole line in Markdown and any other file.
+#   Comments are found per file type (of FILE for FILE.in): // and /* */ in C, C++, CUDA and HIP
+#   sources (string and character literals, raw strings included, are skipped), '#' at a word's
+#   start in shell, Python, TOML, CMake, YAML and text files, and the whole line in Markdown, SQL
+#   and any other file.
 # Not checked: this script and its test (they spell out what they look for).
 set -euo pipefail
 root=${1:-$(dirname "$0")/..}
@@ -41,7 +42,7 @@ import re, sys
 EXEMPT = {"scripts/lint_stamps.sh", "tests/scripts/lint_stamps_test.sh"}
 CODE_DIRS = ("cli/", "db/", "dispatch/", "tuner/", "templates/")
 C_EXT = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh", ".hip", ".inl")
-HASH_EXT = (".sh", ".py", ".toml", ".cmake", ".txt", ".in", ".yml", ".yaml", ".sql", ".map")
+HASH_EXT = (".sh", ".py", ".toml", ".cmake", ".txt", ".yml", ".yaml")
 
 ISSUE_REF = re.compile(r"(?<![\w$&#/])#\d+(?![\w])")
 EVERYWHERE = [
@@ -121,9 +122,10 @@ for path in sys.stdin.buffer.read().decode().split("\0"):
     if b"\0" in data[:8192]: continue
     lines = data.decode("utf-8", "replace").split("\n")
     code = path.startswith(CODE_DIRS)
-    c_like = path.endswith(C_EXT)
+    name = path[:-3] if path.endswith(".in") else path  # a configured file is of its type
+    c_like = name.endswith(C_EXT)
     if c_like: comments = comments_c(lines)
-    elif path.endswith(HASH_EXT) or path.rsplit("/", 1)[-1] == "CMakeLists.txt": comments = comments_hash(lines)
+    elif name.endswith(HASH_EXT): comments = comments_hash(lines)
     else: comments = lines
     for no, line in enumerate(lines, 1):
         for rule, rx in EVERYWHERE:

@@ -64,11 +64,14 @@ plant tuner/kernels/k/spaces/default.toml timing "# lost by 2.5x to the matrix c
 plant templates/k/kernel.hip timing "// 1.08x on the smoke keys"
 plant templates/k/kernel.hip issue "// issue 6's 64-row targets"
 plant tuner/CMakeLists.txt hash "# pinned at 7e2ee4ac3a021caf"
+plant db/schema.sql timing "-- a lookup takes 30 ns"
+plant dispatch/table.cpp.in hash "// generated like 58591d8's"
 
 # Clean: the same words and numbers where they are not stamps.
 clean cli/run.cpp "// A 16x16x32 instruction shape; 2x the registers; --timeout 30 s by default."
 clean cli/run.cpp 'const char* kHash = "a9fc882d3b6cef5f";  // the template hash a test compares with'
 clean cli/run.cpp 'fmt::print("{:.1f} us, {} GB/s\n", t, bw);'
+clean dispatch/table.cpp.in 'const char* kHash = "@TEMPLATE_HASH@ 58591d8";'
 clean cli/run.cpp 'expect("[configs #2]");'
 clean cli/run.cpp "char q = '\"'; const char* kLine = \"// 58591d8 ran 434 us on the H200 (#12)\";"
 clean cli/run.cpp '// Works around marzer/tomlplusplus#190; 0xdeadbeef1 is a constant, 1234567 a count.'
