@@ -14,10 +14,10 @@ namespace ktune::db {
 namespace {
 
 // A run's matrix roof is a fraction's denominator only with the instruction its probe issued: on
-// sm_90a the probe was mma.sync's until wgmma's (2026-12-05), and the data sheet's wgmma peak is
-// about 1.5x mma.sync's measured one. Runs recorded before this step keep '' (not recorded); from it
-// on, a run names the probe exactly when it measured a roof. The trigger guards inserts: ktune
-// writes a run once (begin_run) and never updates it.
+// sm_90a the probe issued mma.sync before it issued wgmma, whose peak is well above mma.sync's.
+// Runs recorded before this step keep '' (not recorded); from it on, a run names the probe exactly
+// when it measured a roof. The trigger guards inserts: ktune writes a run once (begin_run) and
+// never updates it.
 constexpr std::string_view matrix_probe_sql = R"sql(
 ALTER TABLE runs ADD COLUMN matrix_probe TEXT NOT NULL DEFAULT '';
 CREATE TRIGGER runs_name_their_matrix_probe BEFORE INSERT ON runs

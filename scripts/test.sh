@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Set-up on a fresh machine, build, then every test suite (GPU tests skip where no device is),
-# the sanitized db/dispatch/codegen tests and a short fuzzing run of the space parser and the
-# database loader (KTUNE_FUZZ_SECONDS per target, 30 here).
+# Set-up on a fresh machine, the stamp lint (and its test), build, then every test suite (GPU
+# tests skip where no device is), the sanitized db/dispatch/codegen tests and a short fuzzing run
+# of the space parser and the database loader (KTUNE_FUZZ_SECONDS per target, 30 here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
+# No build needed, seconds: dates, hashes, timings or issue numbers in the code fail at once.
+./tests/scripts/lint_stamps_test.sh
+./scripts/lint_stamps.sh
 ./scripts/build.sh
 build=${KTUNE_BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure

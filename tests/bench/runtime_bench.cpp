@@ -1,4 +1,4 @@
-// Costs of ktune_runtime (issue 5): select() from the compiled-in table of the device's arch
+// Costs of ktune_runtime: select() from the compiled-in table of the device's arch
 // (target: under 20 ns; the runtime's path: the table of (family, arch), then its select()) for
 // both families, and from a KTUNE_DB override table, and launches through the engine: with a GPU API that does
 // nothing (the runtime's own host cost, any machine) and, where an NVIDIA GPU is, through CUDA:

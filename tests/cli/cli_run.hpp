@@ -27,7 +27,7 @@ struct CliResult {
 };
 
 // The ktune executable: $KTUNE when set (a build carried to another machine, as
-// scripts/device/check.sh does), else the one built with these tests.
+// scripts/remote/check.sh does), else the one built with these tests.
 inline std::string ktune_exe() {
   const char* env = std::getenv("KTUNE");
   return env != nullptr && *env != '\0' ? env : KTUNE_EXE;

@@ -2,6 +2,7 @@
 // device needed.
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,6 +21,12 @@ TEST(CompileCli, SmokeSpaceCompilesForGfx90aAndThenComesFromTheCache) {
   ASSERT_EQ(first.status, 0) << first.output;
   EXPECT_TRUE(contains(first.output, " 0 from the cache")) << first.output;
   EXPECT_TRUE(contains(first.output, " 0 failed")) << first.output;
+  // The counts the space files leave to the tool: keys and candidates, programs and their time.
+  EXPECT_TRUE(std::regex_search(first.output, std::regex(R"(; [1-9]\d* keys, [1-9]\d* candidates, \d+ infeasible\n)")))
+      << first.output;
+  EXPECT_TRUE(std::regex_search(first.output,
+                                std::regex(R"(compile: [1-9]\d* programs: .*; (\d+h\d+m|\d+m\d+s|\d+s)\n)")))
+      << first.output;
 
   auto second = run_ktune("compile --kernel mla_decode --space smoke --arch gfx90a", env);
   ASSERT_EQ(second.status, 0) << second.output;

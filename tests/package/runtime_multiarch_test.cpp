@@ -32,7 +32,7 @@ class RuntimeMultiArch : public ::testing::Test {
     f.arch = std::move(arch);
     f.tables.insert(f.tables.end(), fixture_tables().begin(), fixture_tables().end());
 #if KTUNE_RUNTIME_FIXTURE
-    // $KTUNE_FIXTURE_PACKAGE_DIR on the GPU machine (tests/package/device_pack.sh carries it), where
+    // $KTUNE_FIXTURE_PACKAGE_DIR on the GPU machine (tests/package/remote_pack.sh packs it), where
     // the build tree is not.
     const char* carried = std::getenv("KTUNE_FIXTURE_PACKAGE_DIR");
     f.roots = {carried != nullptr && *carried != '\0' ? carried : KTUNE_RUNTIME_FIXTURE_ROOT, test::package_root()};

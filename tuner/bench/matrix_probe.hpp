@@ -7,11 +7,10 @@
 // The probe issues the fastest matrix instruction the kernels issue on the target, back to back,
 // from enough warps to fill every SM / CU: on Hopper (sm_90a) wgmma m64n256k16 with its operands
 // in shared memory (templates/probe/wgmma_probe.hip); elsewhere mma.sync m16n8k16 (NVIDIA) or
-// MFMA 16x16x16 (AMD) on independent accumulator chains (templates/probe/mma_probe.hip). Until
-// 2026-12-05 the roof of sm_90a was mma.sync's too (622 to 641 TFLOP/s measured on the H100 and
-// H200, against the data sheet's 989 for wgmma), which the wgmma kernels could pass: the runs of
-// earlier databases hold that figure (each run keeps the roof it measured, and its rows are
-// fractions of it).
+// MFMA 16x16x16 (AMD) on independent accumulator chains (templates/probe/mma_probe.hip). Older
+// databases hold runs whose sm_90a roof was mma.sync's, well below wgmma's, which the wgmma
+// kernels could pass: each run keeps the roof it measured (runs.matrix_probe names its
+// instruction), and its rows are fractions of it.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -101,8 +100,8 @@ class MatrixProbe {
   void* function_ = nullptr;
 };
 
-// Instructions per chain of a timed launch: about half a millisecond on an H200 (a launch's
-// overhead is a few microseconds), short enough for `ktune devices`.
+// Instructions per chain of a timed launch: enough that a launch's fixed overhead is a small part
+// of its time, few enough that `ktune devices` stays quick.
 constexpr int kMatrixProbeIterations = 4096;
 
 // The probe's rate in TFLOP/s (1e12 FLOP/s): compiled, verified once, then timed. Throws

@@ -15,8 +15,7 @@ namespace ktune::bench {
 double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy = {});
 
 // The copy bandwidth around one measurement: probed before it and after it. A single probe can
-// read low (on the H200, one `ktune bench` read 3828 GB/s where the sweeps of the same device
-// call read 3998 to 4021), and a roofline is what the device can do, so the higher of the two is
+// read a few percent low, and a roofline is what the device can do, so the higher of the two is
 // the figure; both are kept, so that a report shows how far apart they were.
 struct CopyRoof {
   double before_gbps = 0;

@@ -1,8 +1,8 @@
 #pragma once
 // A std::vector whose resize() leaves new elements of trivial types uninitialised, for the random
 // inputs of hundreds of MB that a parallel fill writes right after: value-initialising them would
-// first zero (and fault in) every page on one thread, 0.33 s for a 576 MB cache on this project's
-// 2-core machine, more than the parallel fill that follows.
+// first zero (and fault in) every page on one thread, which takes longer than the parallel fill
+// that follows.
 #include <memory>
 #include <type_traits>
 #include <utility>

@@ -1,8 +1,9 @@
 #pragma once
 // Device copies of timing inputs that several problem keys can share, kept across keys by whoever
 // times them (a sweep worker, `ktune bench`). mla_decode's KV cache depends only on its type and
-// size, not on heads, block length or mask: the 1152 keys of its default space need 42 such
-// caches on an H200 (up to 600 MB each), which each key would otherwise draw and upload again.
+// size, not on heads, block length or mask: the keys of its default space share a few dozen such
+// caches (hundreds of MB each at the largest), which each key would otherwise draw and upload
+// again.
 // Kernels only read what lies here.
 #include <cstddef>
 #include <functional>

@@ -30,8 +30,8 @@ using Clock = std::chrono::steady_clock;
 // Long enough for the first compiler errors, short enough for a table cell.
 constexpr size_t kDetailChars = 4000;
 constexpr size_t kGapDetailChars = 600;
-// Copy probes of one H200 have read up to 5% apart (3828 against 3998 to 4021 GB/s: bench/roofline.hpp);
-// beyond 8% it is another device, or one not at its best.
+// Copy probes of one device read a few percent apart (bench/roofline.hpp); beyond 8% it is another
+// device, or one not at its best.
 constexpr double kRoofDrift = 0.08;
 
 std::string excerpt(std::string_view text, size_t max) {
@@ -152,8 +152,8 @@ class Sweep {
   // ones are abandoned early. Similar: equal in the family's strongest ranking field, then in
   // the next, ... (Family::ranking_fields), and of equally similar keys the nearest in the plan.
   // Not merely the previous key: the plan varies the batch fastest, and a shard's previous key
-  // is many keys away (in mla_decode's default space the first candidate took 2.0x its key's
-  // best time that way, 1.03x with its ranking fields; results/README.md). Resumed results
+  // is many keys away, and its fastest configs are a poor first guess (scripts/run_order.py
+  // measures both orders over a swept database). Resumed results
   // count as this run's: a resumed sweep runs its candidates in the order an uninterrupted one
   // would have.
   std::vector<size_t> run_order(const PlannedKey& k) const;

@@ -47,7 +47,7 @@ struct SweepOptions {
   double budget_s = 0;
   double screen_factor = 1.25;  // fully timed only within this factor of the key's best so far
   // Screening stops after one launch slower than this factor of the key's best so far: on the
-  // largest keys a hopeless config's launch takes 100 ms, and it would be launched ten times.
+  // largest keys a hopeless config's launch is long, and it would be launched ten times.
   double abandon_factor = 2.0;
   bench::TimingPolicy screen_policy = screening_policy();
   bench::TimingPolicy full_policy;

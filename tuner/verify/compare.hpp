@@ -18,8 +18,8 @@ struct Tolerance {
 
 // Elements a core compares at a time: outputs up to this size are compared on the calling thread,
 // larger ones (mla_decode's verification shapes reach 3.1 M: 3 requests x 16 tokens x 128 heads x
-// 512 dims) on every core, where a thread's start is small against a chunk's ~0.7 ms (one core of
-// this project's 2-core machine: 2.8 ms per 1 M elements).
+// 512 dims) on every core, where a chunk takes long enough that starting a thread for it is cheap
+// in comparison.
 inline constexpr size_t kCompareChunk = size_t{1} << 18;
 
 // `what` names the output in the detail text ("o", "lse"). `index_name` formats an element index

@@ -92,11 +92,8 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
                        math, target.arch);
   // The ring is what hides the memory latency: a shallower one than fits keeps fewer bytes in
   // flight, unless the deeper one would leave room for fewer CTAs per compute unit: the deepest
-  // ring that lets two CTAs share one holds their two rings in flight.
-  // (On the H200, H=16 L=1 ctx=8192 bf16, rows=16 keys=32 threads=128 stages=2 split=2, two CTAs
-  // per SM, ran 306.3 us at B=128 and 87.4 us at B=32, against 317.9 and 104.6 us for one CTA of
-  // 256 threads with a ring of five slots; 294 of the default space's 1152 keys have a two-CTA
-  // winner: results/nvidia-h200/mla_decode_two_ctas_ab.md, 2026-12-02.)
+  // ring that lets two CTAs share one holds their two rings in flight. (Two CTAs of shallow rings
+  // per SM beat one CTA of a deep ring on many keys: experiments/2026-12-02-mla-decode-two-ctas.)
   Config deeper = c;
   deeper.stages = c.stages + 1;
   if (c.stages < mla_tile::kMaxRingSlots && beats(deeper))
@@ -107,9 +104,8 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   // (The P V warpgroups beside a softmax warpgroup sit Q K^T out by design: it runs a tile ahead.)
   if (g.softmax_warpgroup()) return std::nullopt;
-  // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
-  // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
-  // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
+  // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: they keep more loads
+  // in flight.)
   if (2 * g.qk_warps() < g.warps())
     return fmt::format("math={}: {} of {} warps would sit Q K^T out (rows={} x keys={} has {} blocks of 16)", math,
                        g.warps() - g.qk_warps(), g.warps(), c.rows, c.keys, g.m_tiles() * g.key_blocks());
@@ -259,9 +255,9 @@ class MlaDecodeFamily final : public Family {
   }
 
   // The cache type picks the math path (fp8: mma, wgmma_t or wgmma) and the batch the split and the tile
-  // depth; then L and H, which set the rows a tile carries. In the default space's complete
-  // sweep, ranking by these made a key's first candidate 1.03x its best (geometric mean) where
-  // the previous key of the plan made it 2.0x (results/README.md).
+  // depth; then L and H, which set the rows a tile carries. Ranked by these, a key's first
+  // candidate comes much closer to its best than it does by the previous key of the plan
+  // (scripts/run_order.py measures both over a swept database).
   std::vector<std::string> ranking_fields() const override {
     return {"kv_dtype", "batch", "block_len", "heads", "causal"};
   }

@@ -17,7 +17,7 @@
 namespace ktune::mla {
 
 // What verify() accepts. bf16 output: the kernel accumulates in fp32 and rounds once (relative
-// error <= 2^-8: 8 significant bits), so rtol leaves 2.5x that; atol covers outputs near zero, and is what rules out
+// error <= 2^-8: 8 significant bits), so rtol leaves 2.5 times that; atol covers outputs near zero, and is what rules out
 // softmax weights of one bf16 term (tests/unit/mla_softmax_weights_test.cpp). lse is fp32
 // throughout.
 inline constexpr verify::Tolerance kOutputTolerance{5e-4, 1e-2, 4e-3};

@@ -26,8 +26,8 @@ struct SplitInputs {
 // compute_units, capped so that each split of the longest request keeps at least
 // kMinTilesPerSplit KV tiles, and by kMaxSplits. Always >= 1.
 // Rounded down, not up: one CTA past a full wave costs a whole extra wave when a compute unit
-// holds one CTA, as the matrix-core configs' rings make it. (H=12 L=4 B=32 ctx=8192 on an H200,
-// wgmma keys=64, knob 1: 4 splits, 128 CTAs, 134 us; rounded up, 5 splits, 160 CTAs, 208 us.)
+// holds one CTA, as the matrix-core configs' rings make it (e.g. 4 splits of 32 requests fill 128
+// of 132 SMs in one wave; 5 splits, 160 CTAs, would take two).
 constexpr int num_splits(const SplitInputs& in) noexcept {
   if (in.ctas_per_unit <= 0) return 1;
   const int64_t ctas = std::max<int64_t>(1, static_cast<int64_t>(in.batch) * in.row_tiles);

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried .devbin/pkg/ (tests/package/device_pack.sh): the runtime's
-# tests (MLA decode and qk_rope_cache through ktune_runtime against the CPU references, a KTUNE_DB
-# winner compiled at run time with NVRTC), the out-of-tree consumer built against the installed
-# package (it finds the code objects next to the library: KTUNE_PACKAGE_DIR unset) and the runtime
-# benchmarks, as JSON in $OUT/runtime_bench.json.
+# Runs the runtime's package tests on a GPU machine, over a .gpu-bundle/pkg/
+# (tests/package/remote_pack.sh): the runtime's tests (MLA decode and qk_rope_cache through
+# ktune_runtime against the CPU references, a KTUNE_DB winner compiled at run time with NVRTC), the
+# out-of-tree consumer built against the installed package (it finds the code objects next to the
+# library: KTUNE_PACKAGE_DIR unset) and the runtime benchmarks, as JSON in $OUT/runtime_bench.json
+# (logs in $OUT, else /tmp/ktune-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-dev=.devbin/pkg
+dev=.gpu-bundle/pkg
 out=${OUT:-/tmp/ktune-out}; mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/$dev/prefix/lib:$PWD/$dev/lib:${LD_LIBRARY_PATH:-}
 packages=$PWD/$dev/prefix/share/ktune  # the root of the installed packages (<family>-<arch>/)

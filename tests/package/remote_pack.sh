@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Here (no GPU): builds the runtime's tests and benchmark, installs the ktune CMake package into
-# .devbin/pkg/prefix (every package the runtime compiles in, under share/ktune/<family>-<arch>),
-# builds the out-of-tree consumer against it and gathers what the GPU machine needs in .devbin/pkg/
-# (ignored by git: carry .devbin with the device tool; run scripts/device/pack.sh first, it empties
-# .devbin), the test-only gfx90a fixture package included. Then, there: tests/package/device_run.sh.
+# Packs the runtime's package tests for a GPU machine: on the build machine (no GPU needed), builds
+# the runtime's tests and benchmark, installs the ktune CMake package into .gpu-bundle/pkg/prefix
+# (every package the runtime compiles in, under share/ktune/<family>-<arch>), builds the
+# out-of-tree consumer against it and gathers what the GPU machine needs in .gpu-bundle/pkg/ (run
+# scripts/remote/pack.sh first: it empties .gpu-bundle/), the test-only gfx90a fixture package
+# included. Then, on the GPU machine: tests/package/remote_run.sh.
 #   KTUNE_BUILD_DIR (default build)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${KTUNE_BUILD_DIR:-build}
-out=.devbin/pkg
+out=.gpu-bundle/pkg
 cmake --build "$build" -j2 --target ktune_runtime ktune_package_tests ktune_runtime_bench
 rm -rf "$out" "$build/consumer"
 cmake --install "$build" --prefix "$PWD/$out/prefix" >/dev/null
@@ -20,6 +21,6 @@ if [ -d "$build/tests/fixture_packages" ]; then
   cp -r "$build/tests/fixture_packages/"*/ "$out/fixture/"
 fi
 mkdir -p "$out/lib"
-# Libraries outside the device image (it has libstdc++ and libsqlite3.so.0).
+# Libraries a bare CUDA image lacks (it has libstdc++ and libsqlite3.so.0).
 ldd "$out/ktune_runtime_bench" | awk '/=>/ {print $3}' | grep -E 'benchmark' | xargs -r -I{} cp -L {} "$out/lib/"
 du -sh "$out"

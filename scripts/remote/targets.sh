@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# On the GPU machine: sweeps the keys of issue 6's target shapes (scripts/bench_cases/) into one
-# database, then times each target's winner with `ktune bench --db` into a Markdown table.
-#   scripts/device/targets.sh DIR    (writes DIR/targets.db, DIR/mla_decode_targets.md, .jsonl)
+# Sweeps and times mla_decode's target shapes on a GPU machine: sweeps their keys
+# (scripts/bench_cases/mla_decode_targets*) into one database, then times each target's winner
+# with `ktune bench --db` into a Markdown table. Runs over a .gpu-bundle/ ($KTUNE from
+# scripts/remote/env.sh) or a local build (build/ktune).
+#   scripts/remote/targets.sh DIR    (writes DIR/targets.db, DIR/mla_decode_targets.md, .jsonl)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 dir=${1:?usage: targets.sh DIR}; mkdir -p "$dir"
