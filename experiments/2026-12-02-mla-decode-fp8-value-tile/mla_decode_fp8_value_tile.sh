@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine (carry build: scripts/device/pack.sh, then
-# scripts/device/probes/build.sh mla_decode_fp8_value_tile): the fp8 value tile against main.
+# On the GPU machine (carry build: scripts/remote/pack.sh, then
+# scripts/remote/probes/build.sh mla_decode_fp8_value_tile): the fp8 value tile against main.
 # Main decodes each fp8 code twice, as K in the Q K^T warps and as V in the P V warps; the probe
 # decodes it once, and the Q K^T warps also write the first 512 dims as fp16 to a value tile in
 # shared memory, which P V reads as the bf16 path reads its tile (1 KiB a key: 128-key tiles no

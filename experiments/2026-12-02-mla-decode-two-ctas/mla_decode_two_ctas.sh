@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine (carry build: scripts/device/pack.sh, then
-# scripts/device/probes/build.sh mla_decode_two_ctas): two CTAs per SM for the fp8 kernel.
+# On the GPU machine (carry build: scripts/remote/pack.sh, then
+# scripts/remote/probes/build.sh mla_decode_two_ctas): two CTAs per SM for the fp8 kernel.
 # Every mma config the family keeps has the deepest ring that fits, so one CTA fills an SM's
 # shared memory and the fp8 kernel runs 2 warps per scheduler, latency-bound (0.51 eligible warps,
 # experiments/2026-12-02-mla-decode-fp8-value-tile/mla_decode_fp8_value_tile_probe.md). A ring of 4 slots leaves room

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ with main's build (scripts/device/pack.sh) and the
-# probe's (scripts/device/probes/build.sh mla_decode_fp8_page_runs, for its GPU tests; optional): the probe
+# On the GPU machine, over a carried build/ with main's build (scripts/remote/pack.sh) and the
+# probe's (scripts/remote/probes/build.sh mla_decode_fp8_page_runs, for its GPU tests; optional): the probe
 # mla_decode_fp8_page_runs (fp8 slots inside one page copied as one contiguous run by all threads,
 # whole 128-byte lines per warp instruction, where 4 threads per key read 64 bytes of each of 8
 # rows). Its GPU tests first (page sizes 64 and 1536 take the new copies; the verification shapes
@@ -9,7 +9,7 @@
 # Writes $OUT/fp8_page_runs_gpu_tests.log and $OUT/fp8_page_runs_ab.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 # The timing needs no probe build; the tests do, and are worth a 12-minute build only once the
 # probe has won: without build/probe/ the script says so and times it.
 if [ -x build/probe/ktune_gpu_tests ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main) that also holds
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main) that also holds
 # 4d1c635's templates in build/old_templates (unpacked here as
 # experiments/2026-12-02-mla-decode-fp16-p/mla_decode_fp16_p_ab.txt says): the probe
 # mla_decode_pv_preload (wgmma's P V loads and converts its first V^T fragments while Q K^T runs,
@@ -10,7 +10,7 @@
 # Writes $OUT/pv_preload_ab.{md,jsonl} and $OUT/ncu_{old,main}.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 [ -d build/old_templates/mla_decode ] || { echo "pv_preload: no build/old_templates (see the header)" >&2; exit 1; }
 probe_templates mla_decode_pv_preload || exit 1
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): the probe
 # mla_decode_bulk_store. math=wgmma stages its rows in shared memory as the output holds them
 # (bf16 rows, or a split's fp32 rows) and writes each with one bulk copy (cp.async.bulk shared ->
 # global, issued by one thread a row) instead of staging fp32 and having every math thread copy
@@ -11,7 +11,7 @@
 # Writes $OUT/bulk_store_ab.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 probe_templates mla_decode_bulk_store || exit 1
 cases=$probe/cases.txt
 wgmma="rows=64 keys=64 threads=384 stages=2 math=wgmma"

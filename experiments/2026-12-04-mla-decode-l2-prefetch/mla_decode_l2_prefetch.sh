@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): the probe
 # mla_decode_l2_prefetch. The producer warpgroups of math=wgmma and math=wgmma_t (threads=384)
 # start each next slot's rows into L2 (cp.async.bulk.prefetch.L2, one per key row) right after
 # issuing this slot's copies, so that the next slot's copies, issued once the math warpgroups
@@ -11,7 +11,7 @@
 # Writes $OUT/l2_prefetch_ab.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 probe_templates mla_decode_l2_prefetch || exit 1
 cases=$probe/cases.txt
 wgmma="rows=64 threads=384 split=1 math=wgmma"

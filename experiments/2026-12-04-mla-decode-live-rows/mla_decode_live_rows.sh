@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): math=wgmma's P V
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): math=wgmma's P V
 # products only as wide as the CTA's live rows (mla_decode_live_rows.patch: H x L = 48 runs
 # m64n48k16), and the same with a leaner softmax (mla_decode_live_rows_lean_softmax.patch: the
 # score scale in the exponent's FMA, no mask on whole tiles, P stored in pairs), each against main's
 # templates through `ktune --templates`, every bench verified. Writes $OUT/live_rows.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 probe_templates mla_decode_live_rows && rows=$probe
 probe_templates mla_decode_live_rows_lean_softmax && lean=$probe
 wgmma="rows=64 threads=384 math=wgmma"

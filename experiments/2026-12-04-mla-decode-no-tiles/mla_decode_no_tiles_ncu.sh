@@ -8,7 +8,7 @@
 # $OUT/no_tiles_h12_split1_stalls.csv (ncu's source page, the instructions with a sample).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 v=$(mktemp -d)
 cp -r templates "$v/no_tiles"
 python3 - "$v/no_tiles/mla_decode/mla_decode_mma.hip" <<'PY'

@@ -2,13 +2,13 @@
 # On the GPU machine: the A/B that measured the split-KV combine launched to overlap the main
 # kernel's tail (a programmatic dependent launch: Context::launch_dependent, the combine's
 # wait_for_previous_kernel()) while it was a probe: main's ktune ($KTUNE, a carried build/ of
-# 64cb628 from scripts/device/pack.sh) against the probe's in build/probe/ktune (64cb628 with the
+# 64cb628 from scripts/remote/pack.sh) against the probe's in build/probe/ktune (64cb628 with the
 # change, its ktune target built here), in alternating rounds (bench_ab.py, one round each), every
 # bench verified; then every split config of the smoke space swept (and verified) by the probe's
 # ktune. Writes $OUT/pdl_combine_ab.{md,jsonl} and $OUT/pdl_combine_smoke.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 probe_ktune=build/probe/ktune
 [ -x "$probe_ktune" ] || { echo "mla_decode_pdl_combine: no $probe_ktune" >&2; exit 1; }
 v=$(mktemp -d)

@@ -13,7 +13,7 @@
 # Writes $OUT/phase_cost.{md,jsonl} and $OUT/phase_cost_ncu.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 v=$(mktemp -d)
 for variant in no_tiles copy_only math_only; do cp -r templates "$v/$variant"; done
 python3 - "$v" <<'PY'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): the probe
 # mla_decode_rope_p, math=wgmma with its producer (threads=384) keeping each tile's P in the
 # tile's rope panel (free once Q K^T has read it, refilled only after the tile's P V) instead of
 # one P matrix for all tiles, so that the tile loop needs no barrier at its top: the first
@@ -10,7 +10,7 @@
 # verified by `ktune bench` on the verification shapes. Writes $OUT/rope_p_ab.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 probe_templates mla_decode_rope_p || exit 1
 cases=$probe/cases.txt
 for k in "h128|--heads 128 --block-len 1 --causal 1 --batch 128" "h16_l4|--heads 16 --block-len 4 --causal 1 --batch 128" \

@@ -5,7 +5,7 @@
 # Writes $OUT/ncu_NAME.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 ncu --version | tail -1
 cfg="rows=64 keys=64 threads=384 stages=2 math=wgmma"
 run() { name=$1; shift

@@ -6,7 +6,7 @@
 # locked) at ctx 8192. Writes $OUT/split_cost.{md,jsonl} and $OUT/split_cost_ncu.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 cases=$(mktemp)
 cfg="rows=64 keys=64 threads=384 stages=2 math=wgmma"
 for ctx in 2048 4096 8192 16384; do

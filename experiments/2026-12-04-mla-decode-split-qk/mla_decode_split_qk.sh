@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): the probe
 # mla_decode_split_qk (math=wgmma with 64-key tiles: both warpgroups take Q K^T, 32 keys each, and
 # the softmax of their own scores, where the first warpgroup took all 64 keys while the second
 # waited). Its host-side change (MmaGeometry's Q K^T grid, and the family test that states it)
@@ -9,7 +9,7 @@
 # Writes $OUT/split_qk_ab.{md,jsonl}. If it pays: apply the patch, run the GPU suites on its build.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 probe_templates mla_decode_split_qk || exit 1
 
 common="--kv-dtype bf16 --ctx 8192"

@@ -6,7 +6,7 @@
 # Writes $OUT/split_time.{md,jsonl} and $OUT/h128_sections.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 v=$(mktemp -d)
 for variant in copy_only math_only; do cp -r templates "$v/$variant"; done
 # copy only: the ring's copies, waits and first barrier; Q K^T, softmax and P V skipped.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the A/A control of
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): the A/A control of
 # the probes' method. Main's own templates, copied and run through `ktune --templates`, against the
 # embedded ones: any difference is the method's, not a kernel change's. Writes $OUT/templates_aa.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 copy=$(mktemp -d)
 cp -r templates "$copy/"
 cases=$copy/cases.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main, then
-# scripts/device/probes/build.sh mla_decode_f16_tiles): math=wgmma_ss at 384 threads, whose producer
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main, then
+# scripts/remote/probes/build.sh mla_decode_f16_tiles): math=wgmma_ss at 384 threads, whose producer
 # warpgroup converts each slot's rows to fp16 in place once they landed (mla_decode_f16_tiles.patch:
 # both products read fp16 from shared memory, P is one fp16 term, no conversion in the math
 # warpgroups), against math=wgmma with its producer (V^T converted in registers), both through the
@@ -11,9 +11,9 @@
 # Writes $OUT/f16_tiles_tests.txt and $OUT/f16_tiles.{md,jsonl}.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 bin=build/probe
-[ -x "$bin/ktune" ] || { echo "mla_decode_f16_tiles: no $bin/ktune (scripts/device/probes/build.sh)" >&2; exit 1; }
+[ -x "$bin/ktune" ] || { echo "mla_decode_f16_tiles: no $bin/ktune (scripts/remote/probes/build.sh)" >&2; exit 1; }
 probe_templates mla_decode_f16_tiles
 patch -s -p1 -d "$probe" <mla_decode_f16_seesaw.patch || exit 1
 seesaw=$probe/templates

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh of main): the probe
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh of main): the probe
 # mla_decode_early_release. With the producer warpgroup (384 threads), math=wgmma and math=wgmma_t
 # release a ring slot once P V's A operand (V^T, or the fp8 codes) is in registers, while the last
 # products, which read only P from its own buffer, still run; main releases it after they complete.
@@ -11,7 +11,7 @@
 # Writes $OUT/early_release_ab.{md,jsonl} and $OUT/early_release_smoke.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/probes/probe_env.sh
+source scripts/remote/probes/probe_env.sh
 probe_templates mla_decode_early_release || exit 1
 cases=$probe/cases.txt
 wgmma="rows=64 keys=64 threads=384 stages=2 math=wgmma"

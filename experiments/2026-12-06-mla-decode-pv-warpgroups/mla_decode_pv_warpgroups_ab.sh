@@ -6,7 +6,7 @@
 # factors from a record per slot; the producer warpgroup as at 384 threads). At 384 threads the
 # tile's chain is Q K^T, softmax, then P V, with the second warpgroup idle through the first two.
 # While it was a probe (its runs in mla_decode_pv_warpgroups_ab.md): main's build from
-# scripts/device/pack.sh and the probe's in build/probe/ (scripts/device/probes/build.sh).
+# scripts/remote/pack.sh and the probe's in build/probe/ (scripts/remote/probes/build.sh).
 # Since it is in main, both sides default to main's ktune ($KTUNE) and the tests to main's
 # ktune_gpu_tests: every other kernel of the default space compiles to the same machine code as
 # with b6af9c5's templates (scripts/code_objects_diff.py over both trees' `ktune compile --space
@@ -23,7 +23,7 @@
 # PVWG_SMOKE=0 skips (c).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 base_ktune=${PVWG_BASE:-$KTUNE}
 probe_ktune=${PVWG_WITH:-$KTUNE}
 probe_tests=${PVWG_TESTS:-build/ktune_gpu_tests}

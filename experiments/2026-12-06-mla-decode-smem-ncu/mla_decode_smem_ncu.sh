@@ -7,7 +7,7 @@
 # $smem_ncu_metric_names.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 ncu --version | tail -1
 cfg="rows=64 keys=64 threads=384 stages=2 math=wgmma"
 ncu --query-metrics --chip gh100 2>&1 | grep -E "pipe_tensor|data_bank|mem_shared|wavefronts" >"$smem_ncu_metric_names.txt"

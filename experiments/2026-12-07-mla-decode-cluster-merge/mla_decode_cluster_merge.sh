@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh) with the probe beside it:
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh) with the probe beside it:
 #   git apply mla_decode_cluster_merge.patch
 #   ninja -C build ktune && mkdir -p build/probe && cp build/ktune build/probe/ktune
 #   cp -r templates build/probe/templates && git checkout templates tuner
@@ -11,7 +11,7 @@
 # splits and launches no combine; KTUNE_PROBE_NO_COMBINE=1: it launches no combine at all.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/device/env.sh
+source scripts/remote/env.sh
 j=$out/cluster_probe.jsonl; mkdir -p /tmp/errs
 cfg="rows=64 keys=64 threads=512 stages=2 split=1 math=wgmma"
 bench() {  # side case causal ctx command...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh): an fp8_e4m3fn cache on
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh): an fp8_e4m3fn cache on
 # math=wgmma, its producer warpgroup decoding each 32-key tile once for the CTA's 64 rows, against
 # math=wgmma_t at 32 and 16 rows (the fp8 winners before it) and against the bf16 cache's wgmma
 # (512 threads) on the same shape; one verified `ktune bench --json` line per config, each after a

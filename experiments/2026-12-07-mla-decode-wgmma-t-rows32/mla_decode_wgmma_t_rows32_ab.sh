@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, over a carried build/ (scripts/device/pack.sh): math=wgmma_t at 16 and 32
+# On the GPU machine, over a carried build/ (scripts/remote/pack.sh): math=wgmma_t at 16 and 32
 # query rows a CTA (n16 and n32 products) on fp8_e4m3fn keys, against the bf16 cache's wgmma
 # (512 threads) on the same shape; one verified `ktune bench --json` line per config, each after
 # a "# key | config" line. The keys: the wide folds whose fp8 winners lost to bf16 by 1.6x to 1.8x
