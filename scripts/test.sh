@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
+./scripts/format.sh --check
 ./scripts/build.sh
 build=${KTUNE_BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure
