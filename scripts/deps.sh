@@ -15,6 +15,7 @@ pkgs=(
   librapidcheck-dev               # property tests of the generated dispatcher
   libamdhip64-dev                 # HIP headers + hipRTC (compile for gfx90a without a GPU)
   clang-14 libclang-rt-14-dev     # libFuzzer + sanitizer runtimes: scripts/fuzz.sh fuzzes the space parser and db loader
+  clang-format-14                 # scripts/format.sh: .clang-format is written for this major version
   python3                         # scripts/*.py (bench tables, ncu instruction mixes) and their tests
 )
 missing=()

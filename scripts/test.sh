@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set-up on a fresh machine, the stamp lint (and its test), build, then every test suite (GPU
+# Set-up on a fresh machine, the stamp lint and the format check (each with its test), build, then every test suite (GPU
 # tests skip where no device is), the sanitized db/dispatch/codegen tests and a short fuzzing run
 # of the space parser and the database loader (KTUNE_FUZZ_SECONDS per target, 30 here).
 set -euo pipefail
@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 # No build needed, seconds: dates, hashes, timings or issue numbers in the code fail at once.
 ./tests/scripts/lint_stamps_test.sh
 ./scripts/lint_stamps.sh
+# The C++ sources in clang-format's style (scripts/format.sh applies it).
+./tests/scripts/format_test.sh
+./scripts/format.sh --check
 ./scripts/build.sh
 build=${KTUNE_BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure
