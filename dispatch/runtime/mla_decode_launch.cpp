@@ -1,8 +1,10 @@
-// mla_decode through the engine: its key, its split-KV plan and workspace, and its launch as
-// tuner/kernels/mla_decode/instance.cpp does it (the main kernel, then the combine pass when the
-// keys are split).
+// mla_decode through the engine: its key, its split-KV plan and workspace, and its launch, which
+// tuner/kernels/mla_decode/launch.hpp builds for the tuner and the runtime alike (the main kernel,
+// then the combine pass when the keys are split).
 #include "dispatch/runtime/engine.hpp"
 #include "dispatch/runtime/message.hpp"
+#include "dispatch/runtime/shaped_launch.hpp"
+#include "kernels/mla_decode/launch.hpp"
 #include "kernels/mla_decode/problem.hpp"
 #include "kernels/mla_decode/reference.hpp"
 #include "kernels/mla_decode/split_policy.hpp"
@@ -14,18 +16,19 @@ constexpr std::string_view kKeyFields[] = {"heads", "block_len", "causal", "kv_d
 constexpr std::string_view kConfigFields[] = {"rows", "keys", "threads", "stages", "split", "math"};
 constexpr size_t kRows = field_index(kConfigFields, "rows");
 constexpr size_t kKeys = field_index(kConfigFields, "keys");
+constexpr size_t kStages = field_index(kConfigFields, "stages");
 constexpr size_t kSplit = field_index(kConfigFields, "split");
-
-// (const u16* q, const u8* kv_cache, const i32* block_table, const i32* kv_lens, u16* o, float* lse,
-//  float* part_o, float* part_lse, float softmax_scale, float kv_scale, int heads, int block_len,
-//  int max_pages, int page_size, int num_splits), returning void.
-constexpr std::string_view kMainParameters = "EvPKtPKhPKiS6_PtPfS8_S8_ffiiiii";
-// (const float* part_o, const float* part_lse, u16* o, float* lse, int total_rows, int num_splits)
-constexpr std::string_view kCombineParameters = "EvPKfS2_PtPfii";
+constexpr size_t kMath = field_index(kConfigFields, "math");
 
 bool takes_runtime_arguments(const CodeObject& object) noexcept {
-  return object.count == 2 && std::string_view(object.symbols[0]).ends_with(kMainParameters) &&
-         std::string_view(object.symbols[1]).ends_with(kCombineParameters);
+  return object.count == 2 && std::string_view(object.symbols[0]).ends_with(mla::kMainParameters) &&
+         std::string_view(object.symbols[1]).ends_with(mla::kCombineParameters);
+}
+
+// The selected kernel's config; its threads are the block the table records for it.
+mla::Config config_of(const KernelChoice& kc) noexcept {
+  const auto field = [&](size_t i) { return static_cast<int>(kc.config[i]); };
+  return {field(kRows), field(kKeys), kc.threads, field(kStages), field(kSplit), field(kMath)};
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -99,34 +102,29 @@ ktune_status Engine::mla_decode(const ktune_mla_decode_args& a, ktune_result& ou
   LoadedKernels kernels;
   if (const auto status = load(kMlaDecode, s, kernels, out, splits); !launched(status)) return status;
 
-  // Kernel arguments in the order of the kernels' parameter lists (templates/mla_decode).
   const auto& k = a.key;
-  const void* q = a.q;
-  const void* kv = a.kv_cache;
-  const void* block_table = a.block_table;
-  const void* kv_lens = a.kv_lens;
-  void* o = a.o;
-  void* lse = a.lse;
-  auto* part_o = splits > 1 ? static_cast<float*>(a.workspace) : nullptr;
-  float* part_lse = splits > 1 ? part_o + static_cast<size_t>(splits) * rows_of(k) * mla::kValueDim : nullptr;
-  float softmax_scale = a.softmax_scale, kv_scale = a.kv_scale;
-  int heads = static_cast<int>(k.heads), block_len = static_cast<int>(k.block_len), max_pages = a.max_pages,
-      page_size = a.page_size, num_splits = splits, total_rows = static_cast<int>(rows_of(k));
-  void* main_args[] = {&q,        &kv,       &block_table, &kv_lens,   &o,         &lse,      &part_o,    &part_lse,
-                       &softmax_scale, &kv_scale, &heads, &block_len, &max_pages, &page_size, &num_splits};
-  void* combine_args[] = {&part_o, &part_lse, &o, &lse, &total_rows, &num_splits};
-  Launch launches[2];
-  launches[0].grid[0] = static_cast<unsigned>(ceil_div(k.heads * k.block_len, kc.config[kRows]));
-  launches[0].grid[1] = static_cast<unsigned>(splits);
-  launches[0].grid[2] = static_cast<unsigned>(k.batch);
-  launches[0].block = static_cast<unsigned>(kc.threads);
-  launches[0].shared_bytes = static_cast<size_t>(kc.shared_bytes);
-  launches[1].grid[0] = static_cast<unsigned>(total_rows);
-  launches[1].block = mla::kCombineThreads;
-  launches[1].overlaps_previous = s.current.device->overlapping_launches;  // the combine waits itself
-  void** const args[] = {main_args, combine_args};
+  mla::LaunchProblem problem{static_cast<const uint16_t*>(a.q), static_cast<const uint8_t*>(a.kv_cache),
+                             a.block_table, a.kv_lens, static_cast<uint16_t*>(a.o), a.lse};
+  if (splits > 1) {
+    problem.part_o = static_cast<float*>(a.workspace);
+    problem.part_lse = problem.part_o + static_cast<size_t>(splits) * rows_of(k) * mla::kValueDim;
+  }
+  problem.softmax_scale = a.softmax_scale;
+  problem.kv_scale = a.kv_scale;
+  problem.heads = k.heads;
+  problem.block_len = k.block_len;
+  problem.batch = k.batch;
+  problem.max_pages = a.max_pages;
+  problem.page_size = a.page_size;
+  auto plan = mla::launch_plan(problem, config_of(kc), static_cast<size_t>(kc.shared_bytes), splits);
+  const Launch launches[2] = {shaped_launch(plan.main.shape, *s.current.device),
+                              plan.combine ? shaped_launch(plan.combine->shape, *s.current.device) : Launch{}};
+  auto main_args = plan.main.arguments.pointers();
+  std::array<void*, mla::CombineArguments::kCount> combine_args{};
+  if (plan.combine) combine_args = plan.combine->arguments.pointers();
+  void** const args[] = {main_args.data(), combine_args.data()};
   report(&out, s.choice.status, s.choice.reason, &s.choice, splits, s.from_override);
-  return launch(s, kernels, std::span<const Launch>(launches, splits > 1 ? 2 : 1), a.stream, args, out, splits);
+  return launch(s, kernels, std::span<const Launch>(launches, plan.combine ? 2 : 1), a.stream, args, out, splits);
 }
 
 }  // namespace ktune::runtime

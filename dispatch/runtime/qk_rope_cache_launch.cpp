@@ -1,11 +1,13 @@
 // qk_rope_cache through the engine: its key, the precondition check of the selected kernel against
-// the call, the unfused baseline's workspace, and its launch as tuner/kernels/qk_rope_cache/
-// instance.cpp does it (the fused kernel, or the unfused sequence: rope, cache write, concat, and
-// quantise for an fp8 q_out).
+// the call, the unfused baseline's workspace, and its launch, which tuner/kernels/qk_rope_cache/
+// launch.hpp builds for the tuner and the runtime alike (the fused kernel, or the unfused sequence:
+// rope, cache write, concat, and quantise for an fp8 q_out).
 #include <cmath>
 
 #include "dispatch/runtime/engine.hpp"
 #include "dispatch/runtime/message.hpp"
+#include "dispatch/runtime/shaped_launch.hpp"
+#include "kernels/qk_rope_cache/launch.hpp"
 #include "kernels/qk_rope_cache/problem.hpp"
 #include "kernels/qk_rope_cache/reference.hpp"
 
@@ -18,32 +20,28 @@ constexpr size_t kRope = field_index(kKeyFields, "rope");
 constexpr size_t kLayout = field_index(kConfigFields, "layout");
 constexpr size_t kVec = field_index(kConfigFields, "vec");
 constexpr size_t kTokensPerCta = field_index(kConfigFields, "tokens_per_cta");
+constexpr size_t kClamp = field_index(kConfigFields, "clamp");
 constexpr size_t kFused = field_index(kConfigFields, "fused");
 
-// Parameter lists of templates/qk_rope_cache (u16 = unsigned short, i64 = long long), returning void:
-// qk_rope_cache(const u16* q_nope, const u16* q_pe, const u16* kv_c, const u16* k_pe, const i64* positions,
-//   const i64* slot_mapping, const float* cos, const float* sin, u8* kv_cache, u8* q_out, float k_inv_scale,
-//   float q_inv_scale, int tokens, int heads, i64 table_rows, int is_neox)
-constexpr std::string_view kFusedParameters = "EvPKtS2_S2_S2_PKxS4_PKfS6_PhS7_ffiixi";
-// The unfused sequence, in launch order:
-// unfused_rope(const u16* q_pe, const u16* k_pe, const i64* positions, const float* cos, const float* sin,
-//   u16* q_pe_rot, u16* k_pe_rot, int tokens, int heads, i64 table_rows, int is_neox)
-// unfused_cache(const u16* kv_c, const u16* k_pe_rot, const i64* slot_mapping, u8* kv_cache, float k_inv_scale,
-//   int tokens)
-// unfused_concat(const u16* q_nope, const u16* q_pe_rot, u16* q_cat, int tokens, int heads)
-// unfused_quantise(const u16* q_cat, u8* q_out, float q_inv_scale, i64 elements)
-constexpr std::string_view kUnfusedParameters[] = {"EvPKtS2_PKxPKfS6_PtS7_iixi", "EvPKtS2_PKxPhfi", "EvPKtS2_Ptii",
-                                                   "EvPKtPhfx"};
-
 bool takes_runtime_arguments(const CodeObject& object) noexcept {
-  if (object.count == 1) return std::string_view(object.symbols[0]).ends_with(kFusedParameters);
+  if (object.count == 1) return std::string_view(object.symbols[0]).ends_with(rope::kFusedParameters);
   if (object.count != 3 && object.count != 4) return false;
   for (size_t i = 0; i < object.count; ++i)
-    if (!std::string_view(object.symbols[i]).ends_with(kUnfusedParameters[i])) return false;
+    if (!std::string_view(object.symbols[i]).ends_with(rope::kUnfusedParameters[i])) return false;
   return true;
 }
 
-unsigned blocks(int64_t items, int64_t threads) { return static_cast<unsigned>((items + threads - 1) / threads); }
+// The selected kernel's config; its threads are the block the table records for it.
+rope::Config config_of(const KernelChoice& kc) noexcept {
+  rope::Config c;
+  c.layout = static_cast<rope::Layout>(kc.config[kLayout]);
+  c.vec = static_cast<int>(kc.config[kVec]);
+  c.tokens_per_cta = static_cast<int>(kc.config[kTokensPerCta]);
+  c.threads = kc.threads;
+  c.clamp = kc.config[kClamp] != 0;
+  c.fused = kc.config[kFused] != 0;
+  return c;
+}
 
 // Rope, cache write, concat, and the quantisation of an fp8 q_out.
 size_t unfused_kernels(const ktune_qk_rope_cache_key& k) { return k.q_dtype != 0 ? 4 : 3; }
@@ -135,42 +133,49 @@ ktune_status Engine::qk_rope_cache(const ktune_qk_rope_cache_args& a, ktune_resu
   LoadedKernels kernels;
   if (const auto status = load(kQkRopeCache, s, kernels, out); !launched(status)) return status;
 
-  // Kernel arguments in the order of the kernels' parameter lists (templates/qk_rope_cache).
   const auto& k = a.key;
-  const void *q_nope = a.q_nope, *q_pe = a.q_pe, *kv_c = a.kv_c, *k_pe = a.k_pe, *positions = a.positions,
-             *slots = a.slot_mapping, *cos = a.cos_table, *sin = a.sin_table;
-  void *kv_cache = a.kv_cache, *q_out = a.q_out;
-  float k_inv_scale = 1.f / a.k_scale, q_inv_scale = 1.f / a.q_scale;
-  int tokens = static_cast<int>(k.tokens), heads = static_cast<int>(k.heads), is_neox = k.is_neox != 0 ? 1 : 0;
-  int64_t table_rows = a.table_rows;
-  const int64_t threads = kc.threads, vec = kc.config[kVec], q_rows = k.tokens * k.heads;
+  rope::LaunchProblem problem;
+  problem.q_nope = static_cast<const uint16_t*>(a.q_nope);
+  problem.q_pe = static_cast<const uint16_t*>(a.q_pe);
+  problem.kv_c = static_cast<const uint16_t*>(a.kv_c);
+  problem.k_pe = static_cast<const uint16_t*>(a.k_pe);
+  problem.positions = reinterpret_cast<const rope::i64*>(a.positions);
+  problem.slot_mapping = reinterpret_cast<const rope::i64*>(a.slot_mapping);
+  problem.cos = a.cos_table;
+  problem.sin = a.sin_table;
+  problem.kv_cache = static_cast<uint8_t*>(a.kv_cache);
+  problem.q_out = static_cast<uint8_t*>(a.q_out);
+  problem.k_scale = a.k_scale;
+  problem.q_scale = a.q_scale;
+  problem.tokens = k.tokens;
+  problem.heads = k.heads;
+  problem.table_rows = a.table_rows;
+  problem.is_neox = k.is_neox != 0;
+  problem.q_dtype = static_cast<num::KvDtype>(k.q_dtype);
+  const rope::Config config = config_of(kc);
+  const Device& device = *s.current.device;
   report(&out, s.choice.status, s.choice.reason, &s.choice, 0, s.from_override);
-  if (kc.config[kFused] != 0) {
-    void* args[] = {&q_nope,      &q_pe,        &kv_c,   &k_pe,  &positions,  &slots,   &cos,    &sin,
-                    &kv_cache,    &q_out,       &k_inv_scale, &q_inv_scale, &tokens, &heads, &table_rows, &is_neox};
-    Launch l;
-    l.grid[0] = blocks(k.tokens, kc.config[kTokensPerCta]);
-    l.grid[1] = kc.config[kLayout] == static_cast<int64_t>(rope::Layout::token) ? 1u : static_cast<unsigned>(k.heads + 1);
-    l.block = static_cast<unsigned>(threads);
-    void** const all[] = {args};
+  if (config.fused) {
+    auto fused = rope::fused_launch(problem, config);
+    const Launch l = shaped_launch(fused.shape, device);
+    auto args = fused.arguments.pointers();
+    void** const all[] = {args.data()};
     return launch(s, kernels, std::span<const Launch>(&l, 1), a.stream, all, out);
   }
   char* const base = static_cast<char*>(a.workspace);
-  void *q_pe_rot = base + w.q_pe_rot, *k_pe_rot = base + w.k_pe_rot;
-  void* q_cat = k.q_dtype != 0 ? base + w.q_cat : a.q_out;
-  int64_t elements = q_rows * rope::kRowDim;
-  void* rope_args[] = {&q_pe, &k_pe, &positions, &cos, &sin, &q_pe_rot, &k_pe_rot, &tokens, &heads, &table_rows,
-                       &is_neox};
-  void* cache_args[] = {&kv_c, &k_pe_rot, &slots, &kv_cache, &k_inv_scale, &tokens};
-  void* concat_args[] = {&q_nope, &q_pe_rot, &q_cat, &tokens, &heads};
-  void* quantise_args[] = {&q_cat, &q_out, &q_inv_scale, &elements};
-  Launch l[4];
-  l[0].grid[0] = blocks((q_rows + k.tokens) * (rope::kRopeDim / vec), threads);
-  l[1].grid[0] = blocks(k.tokens * (rope::kRowDim / vec), threads);
-  l[2].grid[0] = blocks(q_rows * (rope::kRowDim / vec), threads);
-  l[3].grid[0] = blocks(elements / vec, threads);
-  for (auto& x : l) x.block = static_cast<unsigned>(threads);
-  void** const all[] = {rope_args, cache_args, concat_args, quantise_args};
+  problem.q_pe_rot = reinterpret_cast<uint16_t*>(base + w.q_pe_rot);
+  problem.k_pe_rot = reinterpret_cast<uint16_t*>(base + w.k_pe_rot);
+  if (k.q_dtype != 0) problem.q_cat = reinterpret_cast<uint16_t*>(base + w.q_cat);
+  auto u = rope::unfused_launches(problem, config);
+  const Launch l[4] = {shaped_launch(u.rope.shape, device), shaped_launch(u.cache.shape, device),
+                       shaped_launch(u.concat.shape, device),
+                       u.quantise ? shaped_launch(u.quantise->shape, device) : Launch{}};
+  auto rope_args = u.rope.arguments.pointers();
+  auto cache_args = u.cache.arguments.pointers();
+  auto concat_args = u.concat.arguments.pointers();
+  std::array<void*, rope::QuantiseArguments::kCount> quantise_args{};
+  if (u.quantise) quantise_args = u.quantise->arguments.pointers();
+  void** const all[] = {rope_args.data(), cache_args.data(), concat_args.data(), quantise_args.data()};
   return launch(s, kernels, std::span<const Launch>(l, kernel_count), a.stream, all, out);
 }
 

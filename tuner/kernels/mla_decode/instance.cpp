@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "kernels/mla_decode/geometry.hpp"
 #include "kernels/mla_decode/inputs.hpp"
+#include "kernels/mla_decode/launch.hpp"
 #include "kernels/mla_decode/split_policy.hpp"
 #include "verify/compare.hpp"
 
@@ -121,30 +122,17 @@ void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int nu
   if (num_splits < 1 || num_splits > split_capacity_)
     throw Error(fmt::format("mla_decode: {} splits requested, the workspace holds {}", num_splits, split_capacity_));
 
-  // Kernel arguments, in the order of the kernel's parameter list.
-  uint64_t q = q_[rotation]->address(), kv = (*kv_)[rotation]->address();
-  uint64_t block_table = block_table_->address(), kv_lens = kv_lens_->address();
-  uint64_t o = o_->address(), lse = lse_->address();
-  uint64_t part_o = part_o_ ? part_o_->address() : 0, part_lse = part_lse_ ? part_lse_->address() : 0;
-  float softmax_scale = p.softmax_scale, kv_scale = p.kv_scale;
-  int heads = p.heads, block_len = p.block_len, max_pages = p.max_pages, page_size = p.page_size;
-  int splits = num_splits;
-  void* main_args[] = {&q,         &kv,       &block_table, &kv_lens, &o,         &lse,      &part_o,    &part_lse,
-                       &softmax_scale, &kv_scale, &heads,   &block_len, &max_pages, &page_size, &splits};
-
-  const int rows_per_request = p.block_len * p.heads;
-  const backend::Dim3 grid{static_cast<unsigned>(mla_tile::ceil_div(rows_per_request, config.rows)),
-                           static_cast<unsigned>(num_splits), static_cast<unsigned>(p.batch)};
+  LaunchProblem problem{q_[rotation]->as<const uint16_t>(), (*kv_)[rotation]->as<const uint8_t>(),
+                        block_table_->as<const int32_t>(), kv_lens_->as<const int32_t>(), o_->as<uint16_t>(),
+                        lse_->as<float>(), part_o_ ? part_o_->as<float>() : nullptr,
+                        part_lse_ ? part_lse_->as<float>() : nullptr, p.softmax_scale, p.kv_scale, p.heads,
+                        p.block_len, p.batch, p.max_pages, p.page_size};
+  auto plan = launch_plan(problem, config, static_cast<size_t>(shared), num_splits);
   void* main = c.module->function(c.symbols[0]);
-  ctx_.set_shared_limit(main, static_cast<size_t>(shared));
-  ctx_.launch(main, grid, {static_cast<unsigned>(config.threads), 1, 1}, static_cast<size_t>(shared), main_args);
-
-  if (num_splits > 1) {
-    int total_rows = static_cast<int>(rows_of(p));
-    void* combine_args[] = {&part_o, &part_lse, &o, &lse, &total_rows, &splits};
-    ctx_.launch_dependent(c.module->function(c.symbols[1]), {static_cast<unsigned>(total_rows), 1, 1},
-                {static_cast<unsigned>(kCombineThreads), 1, 1}, 0, combine_args);
-  }
+  ctx_.set_shared_limit(main, plan.main.shape.shared_bytes);
+  ktune::launch(ctx_, main, plan.main.shape, plan.main.arguments.pointers().data());
+  if (plan.combine)
+    ktune::launch(ctx_, c.module->function(c.symbols[1]), plan.combine->shape, plan.combine->arguments.pointers().data());
 }
 
 void DeviceInstance::poison() {

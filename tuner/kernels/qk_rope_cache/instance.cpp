@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "kernels/qk_rope_cache/launch.hpp"
 
 namespace ktune::rope {
 namespace {
@@ -15,8 +16,6 @@ std::unique_ptr<backend::Buffer> upload(backend::Context& ctx, const std::vector
   ctx.upload(*buffer, host.data(), host.size() * sizeof(T));
   return buffer;
 }
-
-unsigned blocks(int64_t items, int threads) { return static_cast<unsigned>((items + threads - 1) / threads); }
 
 }  // namespace
 
@@ -61,56 +60,40 @@ void DeviceInstance::launch(const Candidate& c, int rotation) {
                             c.config.canonical(), names.size(), c.symbols.size()));
   if (rotation < 0 || rotation >= rotations_)
     throw Error(fmt::format("qk_rope_cache: rotation {} is outside [0, {})", rotation, rotations_));
-  if (config.fused)
-    launch_fused(c, config, inputs_[static_cast<size_t>(rotation)]);
-  else
-    launch_unfused(c, config, inputs_[static_cast<size_t>(rotation)]);
-}
-
-void DeviceInstance::launch_fused(const Candidate& c, const Config& config, const TokenInputs& in) {
+  const TokenInputs& in = inputs_[static_cast<size_t>(rotation)];
   const HostProblem& p = problem_;
-  // Kernel arguments, in the order of the kernel's parameter list.
-  uint64_t q_nope = in.q_nope->address(), q_pe = in.q_pe->address(), kv_c = in.kv_c->address();
-  uint64_t k_pe = in.k_pe->address(), positions = in.positions->address(), slots = in.slots->address();
-  uint64_t cos = cos_->address(), sin = sin_->address(), kv_cache = kv_cache_->address(), q_out = q_out_->address();
-  float k_inv_scale = 1.f / p.k_scale, q_inv_scale = 1.f / p.q_scale;
-  int tokens = p.tokens, heads = p.heads, is_neox = p.is_neox ? 1 : 0;
-  int64_t table_rows = p.table_rows;
-  void* args[] = {&q_nope, &q_pe, &kv_c, &k_pe, &positions, &slots, &cos, &sin, &kv_cache, &q_out,
-                  &k_inv_scale, &q_inv_scale, &tokens, &heads, &table_rows, &is_neox};
-  const unsigned ctas = blocks(p.tokens, config.tokens_per_cta);
-  const backend::Dim3 grid{ctas, config.layout == Layout::token ? 1u : static_cast<unsigned>(p.heads + 1), 1};
-  ctx_.launch(c.module->function(c.symbols[0]), grid, {static_cast<unsigned>(config.threads), 1, 1}, 0, args);
-}
-
-void DeviceInstance::launch_unfused(const Candidate& c, const Config& config, const TokenInputs& in) {
-  const HostProblem& p = problem_;
-  const unsigned threads = static_cast<unsigned>(config.threads);
-  const int64_t q_rows = static_cast<int64_t>(p.tokens) * p.heads;
-  uint64_t q_nope = in.q_nope->address(), q_pe = in.q_pe->address(), kv_c = in.kv_c->address();
-  uint64_t k_pe = in.k_pe->address(), positions = in.positions->address(), slots = in.slots->address();
-  uint64_t cos = cos_->address(), sin = sin_->address(), kv_cache = kv_cache_->address(), q_out = q_out_->address();
-  uint64_t q_pe_rot = q_pe_rot_->address(), k_pe_rot = k_pe_rot_->address();
-  uint64_t q_cat = q_cat_ ? q_cat_->address() : q_out;  // a bf16 q_out is the concatenation itself
-  float k_inv_scale = 1.f / p.k_scale, q_inv_scale = 1.f / p.q_scale;
-  int tokens = p.tokens, heads = p.heads, is_neox = p.is_neox ? 1 : 0;
-  int64_t table_rows = p.table_rows, elements = q_rows * kRowDim;
-
-  void* rope_args[] = {&q_pe, &k_pe, &positions, &cos, &sin, &q_pe_rot, &k_pe_rot, &tokens, &heads, &table_rows,
-                       &is_neox};
-  ctx_.launch(c.module->function(c.symbols[0]), {blocks((q_rows + p.tokens) * (kRopeDim / config.vec), config.threads)},
-              {threads}, 0, rope_args);
-  void* cache_args[] = {&kv_c, &k_pe_rot, &slots, &kv_cache, &k_inv_scale, &tokens};
-  ctx_.launch(c.module->function(c.symbols[1]), {blocks(int64_t{p.tokens} * (kRowDim / config.vec), config.threads)},
-              {threads}, 0, cache_args);
-  void* concat_args[] = {&q_nope, &q_pe_rot, &q_cat, &tokens, &heads};
-  ctx_.launch(c.module->function(c.symbols[2]), {blocks(q_rows * (kRowDim / config.vec), config.threads)}, {threads},
-              0, concat_args);
-  if (q_cat_) {
-    void* quantise_args[] = {&q_cat, &q_out, &q_inv_scale, &elements};
-    ctx_.launch(c.module->function(c.symbols[3]), {blocks(elements / config.vec, config.threads)}, {threads}, 0,
-                quantise_args);
+  LaunchProblem problem;
+  problem.q_nope = in.q_nope->as<const uint16_t>();
+  problem.q_pe = in.q_pe->as<const uint16_t>();
+  problem.kv_c = in.kv_c->as<const uint16_t>();
+  problem.k_pe = in.k_pe->as<const uint16_t>();
+  problem.positions = in.positions->as<const i64>();
+  problem.slot_mapping = in.slots->as<const i64>();
+  problem.cos = cos_->as<const float>();
+  problem.sin = sin_->as<const float>();
+  problem.kv_cache = kv_cache_->as<uint8_t>();
+  problem.q_out = q_out_->as<uint8_t>();
+  problem.k_scale = p.k_scale;
+  problem.q_scale = p.q_scale;
+  problem.tokens = p.tokens;
+  problem.heads = p.heads;
+  problem.table_rows = p.table_rows;
+  problem.is_neox = p.is_neox;
+  problem.q_dtype = p.q_dtype;
+  problem.q_pe_rot = q_pe_rot_->as<uint16_t>();
+  problem.k_pe_rot = k_pe_rot_->as<uint16_t>();
+  problem.q_cat = q_cat_ ? q_cat_->as<uint16_t>() : nullptr;
+  auto function = [&](size_t i) { return c.module->function(c.symbols[i]); };
+  if (config.fused) {
+    auto l = fused_launch(problem, config);
+    ktune::launch(ctx_, function(0), l.shape, l.arguments.pointers().data());
+    return;
   }
+  auto u = unfused_launches(problem, config);
+  ktune::launch(ctx_, function(0), u.rope.shape, u.rope.arguments.pointers().data());
+  ktune::launch(ctx_, function(1), u.cache.shape, u.cache.arguments.pointers().data());
+  ktune::launch(ctx_, function(2), u.concat.shape, u.concat.arguments.pointers().data());
+  if (u.quantise) ktune::launch(ctx_, function(3), u.quantise->shape, u.quantise->arguments.pointers().data());
 }
 
 void DeviceInstance::poison() {

@@ -36,9 +36,6 @@ class DeviceInstance final : public Instance {
   struct TokenInputs {
     std::unique_ptr<backend::Buffer> q_nope, q_pe, kv_c, k_pe, positions, slots;
   };
-  void launch_fused(const Candidate& c, const Config& config, const TokenInputs& in);
-  void launch_unfused(const Candidate& c, const Config& config, const TokenInputs& in);
-
   backend::Context& ctx_;
   HostProblem problem_;
   std::optional<Reference> reference_;
