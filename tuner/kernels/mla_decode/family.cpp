@@ -106,7 +106,7 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
   if (c.math == kMathWgmmaT) return std::nullopt;  // every warp takes part in both of its products
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   // (The P V warpgroups beside a softmax warpgroup sit Q K^T out by design: it runs a tile ahead.)
-  if (g.softmax_warpgroup()) return std::nullopt;
+  if (g.variant() == mla_tile::MmaVariant::kWgmmaSoftmax) return std::nullopt;
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: on the H200, H=16
   // L=1 B=128 ctx=8192 bf16, rows=16 keys=64 stages=2 runs at 86% of the copy bandwidth with 8
   // warps, 81% with 4; scripts/device/targets.sh, 2026-11-29.)
