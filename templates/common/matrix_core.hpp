@@ -223,7 +223,7 @@ __device__ __forceinline__ void mma_qk(Acc16& acc, const QkA& a, const QkB& b) {
 // ---------------------------------------------------------------------------------------------
 // P V operands: A = 16 rows x 16 keys of a row-major 16-bit matrix (P), B = 16 keys x 16 dims of a
 // row-major bf16 matrix (V: the keys' rows, so B is read transposed). P is a bf16 term and V meets
-// it as the tile holds it (mma_pv; mla_decode_mma.hip, number formats).
+// it as the tile holds it (mma_pv; docs/kernels/mla_decode.md, number formats).
 
 #if defined(KTUNE_CUDA)
 struct PvA {

@@ -39,9 +39,9 @@ constexpr int kWarpgroupThreads = 4 * 32;
 constexpr int kWgmmaThreads = 2 * kWarpgroupThreads;
 // math = "wgmma" at kWgmmaThreads + kWarpgroupThreads threads: a third warpgroup, the producer,
 // issues the ring's copies and signals each slot on an mbarrier, so that the two math warpgroups
-// neither issue copies nor wait for a slot any longer than its data takes to land
-// (results/nvidia-h200/profiles/mla_decode_wgmma_split_time.md: the copies issued by the math
-// warps added 19% to 23% to the math's time). setmaxnreg then moves registers from the producer,
+// neither issue copies nor wait for a slot any longer than its data takes to land (copies issued
+// by the math warps add to the math's time: experiments/2026-12-04-mla-decode-wgmma-split-time,
+// experiments/2026-12-04-mla-decode-producer). setmaxnreg then moves registers from the producer,
 // which needs few, to the math warpgroups: the block's 384 x 168 registers as 128 x 40 + 256 x 232.
 constexpr int kProducerRegisters = 40;
 constexpr int kMathRegisters = 232;
@@ -49,7 +49,7 @@ constexpr int kMathRegisters = 232;
 // first warpgroup takes Q K^T and the softmax alone, a tile ahead of the next two, which take P V,
 // so that the tile's chain of products runs as two overlapping halves; the last is the producer.
 // (Its constants are MmaGeometry's functions: NVRTC emits every namespace-scope constant into the
-// code objects, whose other instances would then differ from main's in their symbol tables.)
+// code objects, whose instances would then differ in their symbol tables.)
 KTUNE_GEOMETRY_FN bool wgmma_keys(int keys) { return keys == 32 || keys == 64; }
 
 // The matrix-core kernels' ring of shared-memory slots (MmaGeometry::ring_keys): a slot holds at
@@ -152,8 +152,22 @@ struct Geometry {
 //     shared memory (math = "wgmma"); or with pv_ss, O = P V, one product of 64 rows x 256 dims
 //     per 16 keys and term of P, both read from shared memory (math = "wgmma_ss"; its warp w holds
 //     m-tile w % 4). The first halves the products, the second spends no instruction on V; which
-//     pays depends on the rows and keys (results/nvidia-h200/mla_decode_fp16_p_b32_ab.md).
+//     pays depends on the rows and keys (experiments/2026-12-03-mla-decode-fp16-p-b32).
 // Shared memory does not depend on the warp size (launch_info has no target); registers do.
+// The matrix-core kernel's variants (MmaGeometry::variant): what a config's math path, thread
+// count and cache type select, named once for the kernel (mla_decode_mma.hip branches on it) and
+// for the host (tuner/kernels/mla_decode/family.cpp).
+enum class MmaVariant {
+  kMma,            // math = "mma": mma.sync / MFMA, every warp copies and computes
+  kWgmma,          // math = "wgmma" at 256 threads: two warpgroups copy and compute
+  kWgmmaProducer,  // math = "wgmma" at 384 threads: two math warpgroups and a producer warpgroup
+  kWgmmaSoftmax,   // math = "wgmma" at 512 threads: a softmax warpgroup, two P V warpgroups, a producer
+  kWgmmaSs,        // math = "wgmma_ss": P V as O = P V, both operands from shared memory
+};
+// What a producer warpgroup does (MmaGeometry::producer_kind): copy the tiles into the ring, or
+// copy fp8 codes and decode them into fp16 tiles (an fp8 cache on wgmma, MmaGeometry::decoded).
+enum class MmaProducer { kNone, kCopies, kDecoding };
+
 struct MmaGeometry {
   int rows;      // query rows per CTA, a multiple of 16
   int keys;      // keys per KV tile, a multiple of 16
@@ -174,6 +188,20 @@ struct MmaGeometry {
   // warpgroup takes Q K^T and the softmax, the other two P V, 256 value dims each.
   KTUNE_GEOMETRY_FN bool softmax_warpgroup() const {
     return qk_wgmma && !pv_ss && threads == kWgmmaThreads + 2 * kWarpgroupThreads;
+  }
+  // The variant these fields select, named from producer() and softmax_warpgroup(), which read
+  // the thread count. (Those two stay as they are: the kernel reaches them at run time through
+  // functions such as qk_m_tile_of, and a change to their code changes the kernels' code:
+  // experiments/2026-12-07-mla-decode-variant-split.)
+  KTUNE_GEOMETRY_FN MmaVariant variant() const {
+    return !qk_wgmma            ? MmaVariant::kMma
+           : pv_ss               ? MmaVariant::kWgmmaSs
+           : softmax_warpgroup() ? MmaVariant::kWgmmaSoftmax
+           : producer()          ? MmaVariant::kWgmmaProducer
+                                 : MmaVariant::kWgmma;
+  }
+  KTUNE_GEOMETRY_FN MmaProducer producer_kind() const {
+    return !producer() ? MmaProducer::kNone : decoded() ? MmaProducer::kDecoding : MmaProducer::kCopies;
   }
   KTUNE_GEOMETRY_FN int math_threads() const {
     return producer() ? kWgmmaThreads + (softmax_warpgroup() ? kWarpgroupThreads : 0) : threads;
@@ -226,8 +254,8 @@ struct MmaGeometry {
   // immediates (mc layouts) but keeps more of them live, or by 2. Fully where the O and S
   // accumulators leave room: NVRTC 13.0 for sm_90a then spills in none of the rows x keys x
   // threads instances that do not spill unrolled by 2, and fully unrolled with more accumulators
-  // spills in most; the fp8 path's decode needs more room (on the H200, fp8 rows=16 keys=32
-  // threads=128, 88 accumulators, ran 6% slower fully unrolled, with 252 registers and no spill).
+  // spills in most; the fp8 path's decode needs more room (fully unrolled at 88 accumulators, fp8
+  // rows=16 keys=32 threads=128 takes 252 registers, no spill, and runs slower).
   KTUNE_GEOMETRY_FN bool qk_unrolled() const { return accumulators() + s_accumulators() <= (fp8() ? 64 : 96); }
 
   // Shared memory, in bytes: the q tile (bf16 queries; fp16, pre-scaled, on the fp8 path) has rows
@@ -270,7 +298,7 @@ struct MmaGeometry {
   KTUNE_GEOMETRY_FN int code_offset() const { return ring_offset() + stages * stage_bytes(); }
   KTUNE_GEOMETRY_FN int code_stage_bytes() const { return ring_keys() * code_row_bytes(); }
   KTUNE_GEOMETRY_FN int p_stride() const { return qk_wgmma ? keys * 2 : keys * 2 + 16; }
-  // P's terms (mla_decode_mma.hip, number formats): two bf16 terms where P V meets bf16 V, one
+  // P's terms (docs/kernels/mla_decode.md, number formats): two bf16 terms where P V meets bf16 V, one
   // fp16 term where it meets fp16 V (decoded fp8, or bf16 converted on wgmma's way).
   KTUNE_GEOMETRY_FN int p_terms() const { return fp8() || (qk_wgmma && !pv_ss) ? 1 : 2; }
   KTUNE_GEOMETRY_FN int p_term_bytes() const { return rows * p_stride(); }

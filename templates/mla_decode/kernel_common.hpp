@@ -24,7 +24,7 @@ __device__ __forceinline__ int visible_keys(int r, int kv_len, int heads, int bl
 // the block table holds it, and its offset in the page (-1: no key there; the copy writes zeros).
 // The cache row, page * page_size + offset, is formed only when the copies are issued, a tile
 // later: formed at the look-up, its multiply waited there for the block table's load, every tile
-// (ncu of math=wgmma_t on the H200, 2026-12-04: 5.8% of the stall samples, on that one instruction).
+// (experiments/2026-12-04-mla-decode-cache-key).
 struct CacheKey {
   i32 page, offset;
   __device__ __forceinline__ bool valid() const { return offset >= 0; }
@@ -53,24 +53,19 @@ __device__ __forceinline__ u32 fp8x2_to_bf16x2(u32 w) {
 // in .y; code 0 and code 2 in the low halves), scaled by 1 / kScale: the DECODE of the
 // matrix-core fp8 operands (common/matrix_core.hpp); the kernel multiplies kScale back into its
 // fp32 score and output scales.
-//   NVIDIA sm_89+, fp8_e4m3fn: cvt.rn.f16x2.e4m3x2 per half word, exact (kScale 1; NaN kept).
-//     (On the H200 it beats moving the bits below, which takes three to five integer operations:
-//     fp8 H=16 L=1 B=128 ctx=8192, rows=16 keys=64 threads=256 stages=4, ran in 434 us with it and
-//     520 us without.) The halves are split with mov.b32 {lo, hi}, not a shift and a cvt.u16 of
-//     the low half: ptxas reads the high half in place (F2FP.F16.E4M3.UNPACK_B R, R.H1), and the
-//     shifts (one SHF per word) go: SHF fell from 6.4% to 1.2% of the fp8 kernel's instructions.
-//     With the halved byte permutes of P V's decode: the shape above, rows=16 keys=128 threads=256
-//     stages=10, 251 and 245 us before, 236 and 233 us after (two runs each, alternating).
+//   NVIDIA sm_89+, fp8_e4m3fn: cvt.rn.f16x2.e4m3x2 per half word, exact (kScale 1; NaN kept):
+//     one instruction a pair, where moving the bits below takes three to five integer operations.
+//     The halves are split with mov.b32 {lo, hi}, not a shift and a cvt.u16 of the low half:
+//     ptxas reads the high half in place (F2FP.F16.E4M3.UNPACK_B R, R.H1), and the shifts (one SHF
+//     per word) go.
 //   Elsewhere: each code's sign, 4 exponent and 3 mantissa bits move into place as they are; read
 //     as fp16 (bias 15) they are the code's value times 2^(bias - 15), subnormals included, so
 //     kScale = 2^(15 - bias). The NaN codes (0x7f / 0xff for fn, 0x80 for fnuz) decode to finite
 //     values (+-480 and -0 before scaling): a cache with NaN codes is corrupt, and this path does
 //     not report it. On NVIDIA, a byte permute with sign replication makes each code a 16-bit
 //     integer (code, its sign over the high byte), and (x << 7) & 0xbf80bf80 is then the fp16
-//     (three instructions a pair): on the H200, fp8_e4m3fnuz H=16 L=1 B=128 ctx=8192 with
-//     math=wgmma_t ran in 260 us this way and 389 us with the shifts and masks below
-//     (results/nvidia-h200/mla_decode_wgmma_t_ab.md); for fp8_e4m3fn, where the cvt above exists,
-//     this way was 9% slower.
+//     (three instructions a pair), fewer than the shifts and masks below
+//     (experiments/2026-12-03-mla-decode-wgmma-t); for fp8_e4m3fn the cvt above is the faster.
 template <int KV_DTYPE>
 struct Fp8ToF16 {
 #if defined(KTUNE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890

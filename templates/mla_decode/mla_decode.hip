@@ -1,20 +1,9 @@
 // Paged MLA decode attention (DeepSeek-V3 / Kimi style) for a block of L query tokens per
-// request, SIMT math path. Contract (DESIGN.md, "Family 1: mla_decode"):
-//   q           [B, L, H, 576] bf16       rows r = l * H + h of request b are contiguous
-//   kv_cache    [pages, page_size, 576]   bf16, fp8_e4m3fn or fp8_e4m3fnuz; value = code * kv_scale
-//   block_table [B, max_pages] int32      key j of request b lives in page block_table[b][j / page_size]
-//   kv_lens     [B] int32                 includes the L block tokens
-//   o           [B, L, H, 512] bf16       softmax(scale * q k^T) v, v = first 512 dims of k
-//   lse         [B, L, H] fp32            natural-log sum of exp(scale * q k^T); nullptr skips it
-// Causal: row (l, h) sees keys j < kv_len - L + l + 1; non-causal: all kv_len keys.
-//
-// "Fold": the H heads and L tokens of a request share one latent KV head, so a CTA takes ROWS
-// consecutive rows r of one request (padding rows masked) and streams the request's keys through
-// shared memory once for all of them. H and L are run-time arguments: one instance serves any.
-//
-// Grid: (ceil(H * L / ROWS), num_splits, B). Split s of request b covers a contiguous, KEYS-aligned
-// chunk of its keys. With num_splits == 1 the kernel writes o and lse; otherwise it writes fp32
-// partial outputs (normalised) and partial lse to the workspace, and mla_combine merges them.
+// request, SIMT math path, and the split-KV combine that all mla_decode kernels share. A CTA takes
+// ROWS consecutive (token, head) rows of one request (the fold: they share one latent KV head) and
+// streams that request's keys, or its split's chunk of them, through shared memory once for all;
+// grid (ceil(H * L / ROWS), num_splits, B). The tensors, the causal mask, the fold and the split-KV
+// workspace: docs/kernels/mla_decode.md.
 #include "common/launch_order.hpp"
 #include "common/prelude.hpp"
 #include "mla_decode/geometry.hpp"
@@ -310,14 +299,11 @@ __global__ void __launch_bounds__(THREADS)
 // and THREADS / 64 such groups take every GROUPS-th split each, kSplitsAtOnce of them per step
 // with all their loads issued together, merged online against the group's running maximum; the
 // groups then meet once in shared memory. So with up to GROUPS * kSplitsAtOnce splits a row costs
-// one L2 round trip and one barrier. (A first pass for the largest lse cost a round trip and a
-// reduction of 8 barriers more: 8.7 us at B=32 H=12 L=4 with 4 splits on an H200, a tenth of the
-// main kernel, ncu; with one group, each thread walked all splits one round trip at a time: B=2
-// with 64 splits took 31 us.)
+// one L2 round trip and one barrier, where a first pass for the largest lse costs a round trip and
+// a reduction more (experiments/2026-12-04-mla-decode-combine-one-pass).
 // Partial row p of split s is at s * total_rows + p (the main kernel's layout). Launched to overlap
 // the main kernel's tail (common/launch_order.hpp), it waits for the main kernel before its first
-// read: 0.96x the time of a whole launch at B=32 H=12 L=4 with 4 splits, 0.985x to 0.994x at B 1 to
-// 8 and B=2 with 64K keys (H200, results/nvidia-h200/mla_decode_pdl_combine_ab.md).
+// read (experiments/2026-12-04-mla-decode-pdl-combine).
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS)
     mla_combine(const float* __restrict__ part_o, const float* __restrict__ part_lse, u16* __restrict__ o,

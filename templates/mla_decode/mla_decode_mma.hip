@@ -1,60 +1,14 @@
-// Paged MLA decode attention, matrix-core math path (math = "mma"). Same contract, grid, split-KV
-// workspace layout and template parameters as the SIMT kernel (mla_decode.hip), FlashAttention-2
-// style inside a CTA (geometry: mla_tile::MmaGeometry):
-//   - the CTA's ROWS query rows (H x L folded, padded to m-tiles of 16) are the M dimension;
-//   - KV tiles of KEYS keys stream through a ring of STAGES shared-memory slots (a tile takes one
-//     or, past 32 keys, several: MmaGeometry::ring_keys) with 16-byte asynchronous copies
-//     (common/async_copy.hpp), gathered through the block table per key, so that all slots but
-//     two tiles' are in flight while the CTA computes on one tile; fp8 tiles travel and stay
-//     as codes (half the bytes and half the ring) and are decoded to fp16 in registers on their way
-//     to the matrix cores, as K (all 576 dims) and as V (the first 512); on wgmma, whose B operand
-//     only shared memory holds, the producer decodes them once into an fp16 tile, for all 64 rows;
-//   - S = Q K^T on the matrix cores (common/matrix_core.hpp), warps splitting the keys; or, with
-//     MATH = 2 or 3 on sm_90a, on Hopper's warpgroup products (common/wgmma.hpp), the first warpgroup
-//     over the whole tile, q and K read by the tensor cores from panels of 64 dims; online
-//     softmax in registers on the S accumulators, with the row maxima (and, once at the end, the
-//     row sums) reduced across warps through shared memory;
-//   - O = P V on the matrix cores with V read transposed from the same tile, warps (wgmma:
-//     warpgroups) splitting the 512 value dims so that the fp32 accumulators of all rows fit the
-//     registers. That split is why P goes through shared memory: the warp that holds a key's
-//     scores is not the warp that needs them for its dims. wgmma (MATH = 2) computes O^T = V^T P^T
-//     instead: A, the operand that may come from registers, is V^T, which the warps convert to
-//     fp16 on its way (below), and P^T is the tile of P as Q K^T's B is the tile of K. wgmma_ss
-//     (MATH = 3) computes O = P V with both operands read from shared memory by the tensor cores,
-//     V transposed from the tile's panels.
-//   - wgmma at 384 threads (MmaGeometry::producer): a third warpgroup, the producer, does the
-//     copies alone, a slot at a time as the math warpgroups release it (an mbarrier per slot each
-//     way), with its page look-ups a slot ahead, and gives its registers to them (setmaxnreg: 40
-//     against 232 a thread). Where the math warps copy, each tile's copies wait for both
-//     warpgroups at a barrier and then hold their issue slots; with the producer the copies
-//     overlap the math (on the H200 0.90x to 0.96x the time on issue 6's 64-row targets,
-//     results/nvidia-h200/mla_decode_producer_ab.md).
-//   - wgmma at 512 threads (MmaGeometry::softmax_warpgroup): a softmax warpgroup takes Q K^T and
-//     the softmax alone, ahead of two P V warpgroups, so that a tile's Q K^T and softmax overlap
-//     the previous tiles' P V instead of running while half of the math warpgroups wait (below,
-//     where it branches off).
-// Number formats at the matrix cores (fp32 accumulation throughout):
-//   P V with a bf16 cache on mma.sync / MFMA and wgmma_ss (MmaGeometry::p_terms() == 2): V in bf16 as the tile
-//     holds it, and P in [0, 1] as two bf16 terms, hi (its top 16 bits) + lo (the rest, rounded),
-//     so two products per block: about 16 significant bits of P (one bf16 term, 2^-9, perturbs
-//     the softmax weights by more than the verification's absolute tolerance allows on short
-//     contexts), and no instruction spent on V, where converting it to fp16 took a fifth of the
-//     instructions with 16 rows (results/nvidia-h200/profiles).
-//   P V with a bf16 cache on wgmma: P is one fp16 term, and V is converted to fp16 in registers
-//     (bf16x2_to_f16x2, three instructions a pair), exact where its values lie in fp16's normal
-//     range: each V element is converted once for 64 rows, where a second term of P would double
-//     the tensor cores' work on P V (wgmma_ss pays that instead: with few rows a tile, the
-//     conversion's instructions cost more than the product).
-//   P V with an fp8 cache in fp16: P is one fp16 term (2^-12 relative), and V is decoded to fp16
-//     in registers (wgmma: by the producer, into the tile), exactly: an E4M3 code times a power of
-//     two is an fp16 value (Fp8ToF16, which the fp32 scales undo).
-//   Q K^T: bf16 KV in bf16; fp8 KV in fp16 (fp8 x fp8 math would round the queries to 3 mantissa
-//     bits), with the bf16 queries converted to fp16, exactly where their magnitude lies in fp16's
-//     normal range, 2^-14 .. 65504 (smaller ones lose bits they barely contribute, larger ones
-//     overflow; not scaled: a scaled query would round, and the scores' fp32 accuracy, which the
-//     lse check holds to 1e-4, would be lost).
-//   So with an fp8 cache the queries, and with a bf16 cache on wgmma the cache's first 512 dims
-//   (V), must stay below 65504 in magnitude; values under 2^-14 round to steps of 2^-24.
+// Paged MLA decode attention on the matrix cores (math = "mma", "wgmma", "wgmma_ss"): same
+// contract, grid, split-KV workspace and template parameters as the SIMT kernel (mla_decode.hip),
+// FlashAttention-2 style inside a CTA. KV tiles stream through a ring of shared-memory slots with
+// asynchronous copies; S = Q K^T on mma.sync / MFMA (common/matrix_core.hpp) or wgmma
+// (common/wgmma.hpp), an online softmax in registers, P through shared memory, O = P V with the
+// warps (warpgroups) splitting the value dims. MmaGeometry::variant (from MATH, THREADS and
+// KV_DTYPE) names what an instance runs: kMma, kWgmma, kWgmmaProducer (a producer warpgroup does
+// the copies), kWgmmaSoftmax (a softmax warpgroup runs a tile ahead of two P V warpgroups) or
+// kWgmmaSs. The data flow of each variant, the number formats at the matrix cores (P as two bf16
+// terms or one fp16 term, V converted or decoded to fp16, fp16 queries against fp8 caches) and
+// why: docs/kernels/mla_decode.md.
 #include "common/async_copy.hpp"
 #include "common/matrix_core.hpp"
 #include "common/prelude.hpp"
@@ -110,9 +64,12 @@ __global__ void __launch_bounds__(THREADS, 1)
   using namespace mla_detail;
   static_assert(MATH >= 1 && MATH <= 3, "mla_decode_mma is the matrix-core path (MATH = 1, 2 or 3)");
   constexpr bool WGMMA = MATH >= 2;
-  constexpr bool PV_SS = MATH == 3;            // wgmma's O = P V, both operands in shared memory
-  constexpr bool PV_RS = WGMMA && !PV_SS;      // wgmma's O^T = V^T P^T, V^T from registers
-  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA, PV_SS};
+  constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA, MATH == 3};
+  // The variant that MATH, THREADS and KV_DTYPE select (MmaGeometry::variant): the flags below
+  // (PV_SS, WS, SOFTMAX_WG, the producer's kind) pick its branches.
+  constexpr MmaVariant VARIANT = G.variant();
+  constexpr bool PV_SS = VARIANT == MmaVariant::kWgmmaSs;  // wgmma's O = P V, both operands in shared memory
+  constexpr bool PV_RS = WGMMA && !PV_SS;                  // wgmma's O^T = V^T P^T, V^T from registers
   static_assert(G.valid(), "ROWS / KEYS / THREADS / STAGES do not tile (see MmaGeometry::valid)");
   constexpr int MT = G.m_tiles();
   constexpr int PMT = G.pv_m_tiles();
@@ -144,7 +101,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   // a third mbarrier, ready (the softmax warpgroup wrote its P and record); only the P V
   // warpgroups arrive on empty.
   constexpr bool WS = G.producer();
-  constexpr bool SOFTMAX_WG = G.softmax_warpgroup();  // (WS too)
+  constexpr bool SOFTMAX_WG = VARIANT == MmaVariant::kWgmmaSoftmax;  // (WS too)
   constexpr int MATH_THREADS = G.math_threads();
   constexpr int PV_THREADS = G.pv_warps() * kWarp;  // with WS, the math threads that release a slot
   auto math_sync = [] {
@@ -292,7 +249,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if constexpr (WS) {
     if (tid >= MATH_THREADS) {  // warpgroup-uniform
       ws::shrink_registers<G.producer_registers()>();
-      if constexpr (DECODED) {
+      if constexpr (G.producer_kind() == MmaProducer::kDecoding) {
         SlotRows next = look_up(0);
 #pragma unroll
         for (int u = 0; u < CODE_SLOTS; ++u) {

@@ -1,32 +1,12 @@
 // Paged MLA decode attention with an fp8 cache on Hopper's warpgroup products, both transposed
 // (math = "wgmma_t", sm_90a): same contract, grid, split-KV workspace and template parameters as
-// the other mla_decode kernels; geometry: mla_tile::TransposedGeometry.
-//
-// Why transposed: a decode step has few query rows (16 heads), too few for wgmma's 64-row
-// products, and on mma.sync every warp decodes and feeds its own copy of the operands (77 warp
-// instructions per cached token on the H200, results/nvidia-h200/profiles). Here the keys and the
-// value dims are the products' 64 rows and the CTA's ROWS = 16 or 32 query rows are their N:
-//   S^T = K Q^T   (64 keys x ROWS, 36 products of 16 dims): A = K, fp8 codes decoded to fp16 in
-//                 registers, B = the fp16 query tile in shared memory;
-//   O^T = V^T P^T (8 products of 64 dims x ROWS per 16 keys): A = V^T, codes decoded in
-//                 registers, B = P^T in shared memory.
-// so each code is decoded once per product that reads it, and one warpgroup instruction does the
-// work of four (ROWS 16) or eight (32) mma.sync. At 32 rows a request's cache is read and decoded
-// by half as many CTAs, where at 16 the decode set the time of wide folds (ncu on the H100,
-// 2026-12-06: twice bf16 wgmma's instructions, ALU-bound: results/nvidia-h100-80gb-hbm3/profiles/
-// mla_decode_fp8_vs_bf16_ncu.md).
-//
-// Each warpgroup streams every warpgroups()-th tile of the CTA's keys through its own ring (cp.async,
-// 4 threads a key row) and keeps its own online softmax and O^T accumulators; named barriers
-// (one per warpgroup) order its steps, and at the end the other warpgroups' (max, sum, O^T) are
-// merged into the first one's, which writes the rows. At 384 threads (TransposedGeometry::
-// producer) a third warpgroup issues both rings' copies and signals each slot on an mbarrier, as
-// mla_decode_mma.hip's producer does for math = "wgmma"; the math warpgroups then issue none.
-// The softmax takes P against each row's running maximum as it stands, and exchanges the tile's
-// maxima between a warpgroup's warps only when a score passes the running one by more than
-// kSlack (the first tile of a row, rarely another): most tiles cost one barrier between Q K^T and
-// P V, not two, and no rescale of O^T (0.91x to 0.93x the time on the H200, 2026-12-03:
-// results/nvidia-h200/mla_decode_wgmma_t_lazy_max_ab.md).
+// the other mla_decode kernels; geometry: mla_tile::TransposedGeometry. The keys and the value
+// dims are the products' 64 rows and the CTA's 16 or 32 query rows their N (S^T = K Q^T,
+// O^T = V^T P^T), so that a decode step's few query rows still fill whole products and each fp8
+// code is decoded once per product straight into the A registers. Each warpgroup streams every
+// warpgroups()-th tile through its own ring with its own online softmax, merged at the end; at
+// 384 threads a producer warpgroup fills both rings. Why and how in full:
+// docs/kernels/mla_decode.md.
 //
 // Operand orders. The reduction index of a product may run in any order, as long as A and B agree;
 // both products use that freedom so that a thread's share of A is whole 16-byte rows of codes:
@@ -42,7 +22,7 @@
 // The ring's code rows are 576 bytes, chunk u < 32 (value dims) of key k stored at chunk
 // u ^ 2 ((k / 4) % 4) (TransposedChunks), so that both patterns, 2 keys x 4 chunks (Q K^T) and
 // 4 keys x 2 chunks (P V) per 8 lanes, fall on distinct banks.
-// Number formats as mla_decode_mma.hip's fp8 path: fp16 queries (|q| < 65504), codes decoded
+// Number formats as the matrix-core kernel's fp8 path: fp16 queries (|q| < 65504), codes decoded
 // exactly (Fp8ToF16, its scale undone in the fp32 scales), P in fp16, fp32 accumulation.
 #include "common/async_copy.hpp"
 #include "common/prelude.hpp"

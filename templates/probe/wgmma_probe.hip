@@ -6,8 +6,7 @@
 // math=wgmma_ss), back to back into one accumulator per warpgroup. The tensor cores chain
 // accumulations into the same registers without a wait, and read the operands themselves, so
 // that nothing but their own rate should limit it; mma.sync (mma_probe.hip), whose operands pass
-// through every warp's registers, reached 622 to 641 TFLOP/s on the H100 and H200 (results/), below
-// the data sheet's 989 for dense bf16.
+// through every warp's registers, stays below the data sheet's rate for dense bf16.
 //
 // The operands: a 64-row K-major panel (A, 8 KiB) and 4 N-major panels of 16 rows (B, 8 KiB),
 // filled with the operand buffer's words over and over. With every operand 1.0 each product adds

@@ -1,25 +1,11 @@
 // Fused decode preparation of MLA: rotary embedding of q_pe and k_pe, the paged KV-cache write of
-// [kv_c | rope(k_pe)] and the decode query [q_nope | rope(q_pe)], in one launch. Contract
-// (DESIGN.md, "Family 2: qk_rope_cache"):
-//   q_nope   [T, H, 512] bf16     q_pe [T, H, 64] bf16     kv_c [T, 512] bf16     k_pe [T, 64] bf16
-//   positions    [T] int64        row of the cos / sin tables for each token
-//   slot_mapping [T] int64        cache slot of each token; negative: a padded token, whose cache
-//                                 row is not written (its q_out row is, like every other)
-//   cos, sin     [table_rows, 32] fp32
-//   kv_cache     [pages, page_size, 576] in KV_DTYPE: slot s is row s of the flattened cache, for
-//                any page size; fp8 stores round(x / k_scale) (value = code * k_scale)
-//   q_out        [T, H, 576] in Q_DTYPE; fp8 stores round(x / q_scale)
-// Rope pairs: GPT-J (is_neox = 0) rotates interleaved pairs (2i, 2i + 1) by angle i; NeoX
-// (is_neox = 1) rotates the halves (i, i + 32). An identity rope (NoPE models) is a table of cos 1
-// and sin 0; with CLAMP the position is clamped into the table, so that a 1-row table serves any
-// position. Without CLAMP, positions must lie inside the table (the family makes that a constraint).
-//
-// Every output row (H query rows and one cache row per token) is cut into chunks of VEC elements;
-// a chunk is loaded, rotated where it lies in the rope part, converted and stored with one vector
-// access per operand. LAYOUT 0 ("token"): a CTA takes TPC tokens and all H + 1 rows of each;
-// LAYOUT 1 ("token_head"): a CTA takes one row (blockIdx.y: head, or H for the cache row) of TPC
-// tokens. The unfused baseline (rope, cache write, concat, quantise as separate kernels) is at the
-// end of this file.
+// [kv_c | rope(k_pe)] and the decode query [q_nope | rope(q_pe)], in one launch; the unfused
+// baseline (rope, cache write, concat, quantise as separate kernels) is at the end of this file.
+// Every output row (H query rows and one cache row per token) is cut into chunks of VEC elements,
+// each loaded, rotated where it lies in the rope part, converted and stored with one vector access
+// per operand; LAYOUT 0 ("token"): a CTA takes TPC tokens and all H + 1 rows of each; LAYOUT 1
+// ("token_head"): one row of TPC tokens. The tensors, the rope pairs (GPT-J, NeoX), CLAMP and the
+// fp8 scales: docs/kernels/qk_rope_cache.md.
 #include "common/prelude.hpp"
 
 namespace ktune {

@@ -152,6 +152,26 @@ TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
   EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 5})), Error) << "math=5 is no path";
 }
 
+// The matrix-core kernel's variant, which host and kernel derive alike from math, threads and the
+// cache's type (MmaGeometry::variant, producer_kind).
+TEST(MlaDecodeFamily, MathAndThreadsNameTheMatrixCoreVariant) {
+  using mla_tile::MmaProducer;
+  using mla_tile::MmaVariant;
+  const auto variant = [](Config c, num::KvDtype kv) { return mma_geometry(c, kv, 32).variant(); };
+  const num::KvDtype bf16 = num::KvDtype::bf16, fp8 = num::KvDtype::fp8_e4m3fn;
+  EXPECT_EQ(variant({16, 64, 128, 2, 0, kMathMma}, bf16), MmaVariant::kMma);
+  EXPECT_EQ(variant({64, 32, 384, 4, 0, kMathMma}, bf16), MmaVariant::kMma) << "threads name no variant of mma";
+  EXPECT_EQ(variant({64, 32, 256, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmma);
+  EXPECT_EQ(variant({64, 32, 384, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmmaProducer);
+  EXPECT_EQ(variant({64, 32, 512, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmmaSoftmax);
+  EXPECT_EQ(variant({64, 64, 256, 2, 0, kMathWgmmaSs}, bf16), MmaVariant::kWgmmaSs);
+  EXPECT_EQ(variant({64, 64, 384, 2, 0, kMathWgmmaSs}, bf16), MmaVariant::kWgmmaSs) << "wgmma_ss has no producer";
+  EXPECT_EQ(mma_geometry({64, 32, 256, 4, 0, kMathWgmma}, bf16, 32).producer_kind(), MmaProducer::kNone);
+  EXPECT_EQ(mma_geometry({64, 32, 384, 4, 0, kMathWgmma}, bf16, 32).producer_kind(), MmaProducer::kCopies);
+  EXPECT_EQ(mma_geometry({64, 32, 384, 3, 0, kMathWgmma}, fp8, 32).producer_kind(), MmaProducer::kDecoding);
+  EXPECT_EQ(mma_geometry({64, 32, 512, 3, 0, kMathWgmma}, fp8, 32).producer_kind(), MmaProducer::kDecoding);
+}
+
 TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithTilesOf16Or32Rows) {
   const Key h16{16, 1, true, num::KvDtype::fp8_e4m3fn, 128};
   const Config two_groups{16, 64, 256, 2, 0, kMathWgmmaT};

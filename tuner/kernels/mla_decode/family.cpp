@@ -103,7 +103,7 @@ std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype
   if (c.math == kMathWgmmaT) return std::nullopt;  // every warp takes part in both of its products
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
   // (The P V warpgroups beside a softmax warpgroup sit Q K^T out by design: it runs a tile ahead.)
-  if (g.softmax_warpgroup()) return std::nullopt;
+  if (g.variant() == mla_tile::MmaVariant::kWgmmaSoftmax) return std::nullopt;
   // Warps beyond the Q K^T grid idle through it. (More warps otherwise pay: they keep more loads
   // in flight.)
   if (2 * g.qk_warps() < g.warps())
