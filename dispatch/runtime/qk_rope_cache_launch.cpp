@@ -73,7 +73,7 @@ ktune_status check_shape(const ktune_qk_rope_cache_args& a, ktune_result& out) {
 }
 
 // The key the selected kernel's precondition is checked with: a call with a 1-row table is an
-// identity rope whatever its key says (DESIGN.md: the identity is a 1-row table with positions
+// identity rope whatever its key says (docs/kernels/qk_rope_cache.md: the identity is a 1-row table with positions
 // clamped into it), so that a kernel that trusts positions never reads past such a table.
 Values precondition_key(const ktune_qk_rope_cache_args& a) {
   Values key = key_values(a.key);

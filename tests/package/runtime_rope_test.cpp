@@ -57,7 +57,7 @@ TEST(RuntimeRope, LaunchesTheFusedKernelWithItsGeometry) {
   }
 }
 
-// DESIGN.md: a dispatcher must never route an identity rope (a 1-row table) to a kernel that trusts
+// docs/kernels/qk_rope_cache.md: a dispatcher must never route an identity rope (a 1-row table) to a kernel that trusts
 // its positions. The table keeps identity keys on clamping kernels; the runtime also refuses a call
 // whose table has one row when the selected kernel does not clamp, whatever its key says.
 TEST(RuntimeRope, RefusesACallThatBreaksTheKernelsPrecondition) {

@@ -90,7 +90,7 @@ inline Params key(int64_t heads, int64_t block_len = 2, int64_t causal = 0, int6
 
 inline Params config(int64_t rows, int64_t warps = 4) { return {{"rows", rows}, {"warps", warps}}; }
 
-// The source of the declared gap this project exists for (DESIGN.md): AITER's MLA decode has no
+// The source of the declared gap this project exists for (docs/design.md): AITER's MLA decode has no
 // kernel for fp8 KV with a 2-token non-causal draft block, "the missing fp8 two-token fold".
 inline constexpr std::string_view kAiterFoldSource = "aiter 0.1.19 has no fp8 2-token non-causal fold";
 

@@ -2,7 +2,7 @@
 // time, both families. Without a GPU it prints the runtime's no_device status and exits 0; with an
 // NVIDIA GPU (libcuda.so.1 and a device) it computes a small MLA decode through ktune::mla_decode
 // and a qk_rope_cache through ktune::qk_rope_cache and checks both against double-precision
-// references written here (the contracts of ktune's DESIGN.md), exiting 1 on any mismatch.
+// references written here (the contracts of docs/kernels/), exiting 1 on any mismatch.
 #include <dlfcn.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// CPU reference of MLA decode attention (double accumulation), per the contract in DESIGN.md.
+// CPU reference of MLA decode attention (double accumulation), per the contract in docs/kernels/mla_decode.md.
 #include <cstdint>
 #include <vector>
 

@@ -80,7 +80,7 @@ class QkRopeCacheFamily final : public Family {
     return std::nullopt;
   }
 
-  // The precondition the dispatch table must never lose (DESIGN.md): a variant that trusts the
+  // The precondition the dispatch table must never lose (docs/kernels/qk_rope_cache.md): a variant that trusts the
   // positions reads row `position` of a table that has one.
   std::optional<std::string> precondition_violated(const Params& key, const Params& config) const override {
     if (key_of(key).rope == RopeMode::identity && !config_of(config).clamp)

@@ -1,6 +1,6 @@
 #pragma once
-// CPU reference of the fused QK-RoPE + KV-cache write + query quantisation (DESIGN.md, "Family 2:
-// qk_rope_cache"), in double, and the check of a kernel's outputs against it: q_out and every
+// CPU reference of the fused QK-RoPE + KV-cache write + query quantisation
+// (docs/kernels/qk_rope_cache.md), in double, and the check of a kernel's outputs against it: q_out and every
 // written cache row within the dtype's tolerance, every other cache slot bit-identical to what it
 // held before (the canary).
 #include <cstdint>

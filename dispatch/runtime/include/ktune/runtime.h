@@ -57,7 +57,7 @@ typedef struct ktune_mla_decode_key {
   int64_t batch;     /* B */
 } ktune_mla_decode_key;
 
-/* One launch of mla_decode (layouts in ktune's DESIGN.md). */
+/* One launch of mla_decode (layouts: docs/kernels/mla_decode.md). */
 typedef struct ktune_mla_decode_args {
   void* stream;             /* CUstream / hipStream_t of the current context; NULL: the default stream */
   const void* q;            /* [B, L, H, 576] bf16 */
@@ -86,7 +86,7 @@ typedef struct ktune_qk_rope_cache_key {
   int64_t tokens;   /* T */
 } ktune_qk_rope_cache_key;
 
-/* One launch of qk_rope_cache (layouts in ktune's DESIGN.md, "Family 2"). A fused winner needs
+/* One launch of qk_rope_cache (layouts: docs/kernels/qk_rope_cache.md). A fused winner needs
  * no workspace; the unfused baseline (a winner with fused = 0) writes its intermediates (rotated
  * q_pe and k_pe, and the bf16 concatenation for an fp8 q_out) into the caller's workspace, which
  * ktune_qk_rope_cache_workspace_size() sizes. */
