@@ -50,8 +50,8 @@ int adopt_template_hashes(const std::string& path) {
   for (size_t i = 0; i < adoptions.size(); ++i) {
     adopted += changed[i];
     if (changed[i] > 0 && !globals().quiet)
-      fmt::print("{}: {} run(s) of {} measured {}: template hash now {}\n", path, changed[i], adoptions[i].family,
-                 describe(why[i]), adoptions[i].to);
+      fmt::print("{}: {} run(s) of {} under template hash {} measured {}: template hash now {}\n", path, changed[i],
+                 adoptions[i].family, adoptions[i].from, describe(why[i]), adoptions[i].to);
   }
   return adopted;
 }

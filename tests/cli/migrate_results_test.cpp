@@ -66,7 +66,9 @@ TEST_F(MigrateResults, AdoptsRunsOfTodaysKernelsAndLeavesOtherDumpsUntouched) {
   const auto r = run_command("KTUNE='" + ktune_exe() + "' KTUNE_RESULTS_DIR='" + results + "' '" KTUNE_SOURCE_DIR
                              "/scripts/migrate_results.sh'");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "1 run(s) of mla_decode measured these very templates")) << r.output;
+  EXPECT_TRUE(
+      contains(r.output, "1 run(s) of mla_decode under template hash " + older + " measured these very templates"))
+      << r.output;
   EXPECT_TRUE(contains(r.output, device + "/qk_rope_cache.sql: nothing adopted, left as it is")) << r.output;
   EXPECT_EQ(db::test::read_file(device + "/default/mla_decode.sql"), db::test::read_file(dir.file("expected.sql")));
   EXPECT_EQ(db::test::read_file(device + "/default/mla_decode_dispatch.hpp"),

@@ -34,20 +34,17 @@ constexpr EquivalentTemplates kPairs[] = {
 
 std::vector<std::string> described(const std::vector<AdoptableHash>& hashes) {
   std::vector<std::string> out;
-  for (const auto& h : hashes) out.push_back(describe(h));
+  for (const auto& h : hashes) out.push_back(h.from + ": " + describe(h));
   return out;
 }
 
 TEST(TemplateLineage, AdoptsTheSourceHashAndEveryChainThatEndsAtToday) {
   EXPECT_THAT(
       described(adoptable_template_hashes(kToday, kSource, kPairs)),
-      ElementsAre(
-          "these very templates, under their whole-source hash 5555555555555555 (the template hash of older ktune "
-          "builds)",
-          "templates of the same machine code as today's, under template hash bbbbbbbbbbbbbbbb "
-          "(experiments/split-middle)",
-          "templates of the same machine code as today's, under template hash aaaaaaaaaaaaaaaa "
-          "(experiments/split-older, experiments/split-middle)"));
+      ElementsAre("5555555555555555: these very templates, under the whole-source hash of older ktune builds",
+                  "bbbbbbbbbbbbbbbb: the same machine code as today's templates (experiments/split-middle)",
+                  "aaaaaaaaaaaaaaaa: the same machine code as today's templates (experiments/split-older, "
+                  "experiments/split-middle)"));
 }
 
 // After a template change that alters the machine code, today's hash is another: the pairs that
@@ -55,8 +52,7 @@ TEST(TemplateLineage, AdoptsTheSourceHashAndEveryChainThatEndsAtToday) {
 TEST(TemplateLineage, PairsToAHashThatIsNotTodaysAreInert) {
   EXPECT_THAT(described(adoptable_template_hashes("9999999999999999", "9999999999999999", kPairs)), ElementsAre());
   EXPECT_THAT(described(adoptable_template_hashes(kMiddle, kMiddle, kPairs)),
-              ElementsAre("templates of the same machine code as today's, under template hash aaaaaaaaaaaaaaaa "
-                          "(experiments/split-older)"));
+              ElementsAre("aaaaaaaaaaaaaaaa: the same machine code as today's templates (experiments/split-older)"));
 }
 
 namespace dt = dispatch::test;
@@ -93,10 +89,10 @@ TEST(TemplateLineage, RunsOfEquivalentTemplatesAreRefusedWithMigrateThenAdoptedA
   const auto req = request_with(adoptable);
   EXPECT_THAT(build_error(t.db(), req),
               AllOf(HasSubstr("template hash validator"),
-                    HasSubstr("; run 2 measured templates of the same machine code as today's, under template hash "
-                              "bbbbbbbbbbbbbbbb (experiments/split-middle); run 1 measured"),
-                    HasSubstr("(experiments/split-older, experiments/split-middle): `ktune migrate --db " + t.path() +
-                              "` gives them today's hash")));
+                    HasSubstr("; run 2 measured the same machine code as today's templates (experiments/split-middle); "
+                              "run 1 measured the same machine code as today's templates (experiments/split-older, "
+                              "experiments/split-middle): `ktune migrate --db " +
+                              t.path() + "` gives them today's hash")));
   EXPECT_THAT(adopt(t.db(), adoptable), ElementsAre(1, 1));
   EXPECT_EQ(build_error(t.db(), req), "");
   EXPECT_THAT(adopt(t.db(), adoptable), ElementsAre(0, 0));  // nothing left

@@ -22,7 +22,8 @@ std::vector<AdoptableHash> adoptable_template_hashes(std::string_view today, std
       if (known(p.from) || !known(p.to)) continue;
       std::vector<std::string> evidence{std::string(p.evidence)};
       if (p.to != today) {
-        const auto& next = *std::find_if(out.begin(), out.end(), [&](const AdoptableHash& a) { return a.from == p.to; });
+        const auto& next =
+            *std::find_if(out.begin(), out.end(), [&](const AdoptableHash& a) { return a.from == p.to; });
         evidence.insert(evidence.end(), next.evidence.begin(), next.evidence.end());
       }
       out.push_back({std::string(p.from), std::move(evidence)});
@@ -38,12 +39,8 @@ std::vector<AdoptableHash> adoptable_template_hashes(const Family& family) {
 }
 
 std::string describe(const AdoptableHash& h) {
-  if (h.evidence.empty())
-    return fmt::format("these very templates, under their whole-source hash {} (the template hash of older ktune "
-                       "builds)",
-                       h.from);
-  return fmt::format("templates of the same machine code as today's, under template hash {} ({})", h.from,
-                     fmt::join(h.evidence, ", "));
+  if (h.evidence.empty()) return "these very templates, under the whole-source hash of older ktune builds";
+  return fmt::format("the same machine code as today's templates ({})", fmt::join(h.evidence, ", "));
 }
 
 }  // namespace ktune

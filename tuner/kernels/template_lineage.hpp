@@ -31,9 +31,9 @@ std::vector<AdoptableHash> adoptable_template_hashes(std::string_view today, std
 // The same for `family`'s templates under the current template root and its own pairs.
 std::vector<AdoptableHash> adoptable_template_hashes(const Family& family);
 
-// What the runs under `h` measured, for messages: "these very templates, under their whole-source
-// hash <from> (...)" or "templates of the same machine code as today's, under template hash <from>
-// (experiments/...)".
+// What the runs under `h` measured, for messages that name `h.from` themselves: "these very
+// templates, under the whole-source hash of older ktune builds" or "the same machine code as
+// today's templates (experiments/...)". Short: the runtime's messages have a bounded length.
 std::string describe(const AdoptableHash& h);
 
 }  // namespace ktune
