@@ -14,6 +14,7 @@
 #include "dispatch/write_file.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "kernels/template_lineage.hpp"
 #include "verb.hpp"
 
 namespace ktune::cli {
@@ -37,7 +38,7 @@ void run_codegen(const CodegenOptions& o) {
   req.compiler = given(o.compiler);
   req.allow_stale = o.allow_stale;
   req.template_hash = jit::template_hash(fam.template_file());
-  req.source_hash = jit::source_hash(fam.template_file());
+  req.adoptable = adoptable_template_hashes(fam);
   auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
   const auto table = dispatch::build_table(*db, fam, req);
   dispatch::write_file_atomically(o.out, dispatch::render_header(table));

@@ -13,6 +13,7 @@
 #include "db/database.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "kernels/template_lineage.hpp"
 #include "number_checks.hpp"
 #include "space_options.hpp"
 #include "sweep/process_compiler.hpp"
@@ -40,7 +41,7 @@ void run_package(const PackageOptions& o) {
   if (!o.compiler.empty()) req.table.compiler = o.compiler;
   req.table.allow_stale = o.allow_stale;
   req.table.template_hash = jit::template_hash(fam.template_file());
-  req.table.source_hash = jit::source_hash(fam.template_file());
+  req.table.adoptable = adoptable_template_hashes(fam);
   req.out_dir = o.out;
   req.jobs = o.jobs;
   const auto cache = open_cache(o.cache);

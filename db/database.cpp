@@ -424,13 +424,18 @@ class SqliteDatabase final : public Database {
     });
   }
 
-  int adopt_template_hash(const std::string& family, const std::string& from, const std::string& to) override {
-    return write(fmt::format("adopt_template_hash ({}: {} -> {})", family, from, to), [&] {
+  std::vector<int> adopt_template_hashes(const std::vector<HashAdoption>& adoptions) override {
+    return write("adopt_template_hashes", [&] {
       SQLite::Statement q(c_, "UPDATE runs SET template_hash = ?3 WHERE family = ?1 AND template_hash = ?2");
-      q.bind(1, family);
-      q.bind(2, from);
-      q.bind(3, to);
-      return q.exec();
+      std::vector<int> changed;
+      for (const auto& a : adoptions) {
+        q.bind(1, a.family);
+        q.bind(2, a.from);
+        q.bind(3, a.to);
+        changed.push_back(q.exec());
+        q.reset();
+      }
+      return changed;
     });
   }
 

@@ -92,6 +92,13 @@ struct Winner {
   Measurement m;
 };
 
+// One step of `ktune migrate`: runs of `family` under template hash `from` get `to`.
+struct HashAdoption {
+  std::string family;
+  std::string from;
+  std::string to;
+};
+
 // Every set field narrows the result. runs(): key_equals and status keep the runs with at least
 // one such measurement. gaps(): device_name keeps declared gaps (they hold for the whole arch)
 // and gaps measured on that device; status does not apply to gaps.
@@ -149,10 +156,11 @@ class Database {
   // the `winners` view of schema.sql. Ordered by run id, then key.
   virtual std::vector<Winner> winners(const Filter& f = {}) = 0;
 
-  // Gives the runs of `family` recorded under template hash `from` the hash `to`, in one
-  // transaction; returns how many. Only for `ktune migrate`, which calls it where `from` and `to`
-  // are two hashes of the same template source (jit::source_hash, jit::template_hash).
-  virtual int adopt_template_hash(const std::string& family, const std::string& from, const std::string& to) = 0;
+  // Gives the runs of each adoption's family recorded under its template hash `from` the hash
+  // `to`, all in one transaction; returns how many runs each changed, in order. Only for `ktune
+  // migrate`, which passes the older hashes of runs that measured today's kernels
+  // (kernels/template_lineage.hpp).
+  virtual std::vector<int> adopt_template_hashes(const std::vector<HashAdoption>& adoptions) = 0;
 };
 
 }  // namespace ktune::db

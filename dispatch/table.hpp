@@ -39,6 +39,7 @@
 #include "common/params.hpp"
 #include "db/database.hpp"
 #include "kernels/family.hpp"
+#include "kernels/template_lineage.hpp"
 
 namespace ktune::dispatch {
 
@@ -51,10 +52,10 @@ struct Request {
   // KTUNE_DB at run time: one stale arch must not take the others' results from a process.
   bool drop_refused_arches = false;
   std::string template_hash;  // of the current templates: jit::template_hash(family.template_file())
-  // jit::source_hash(family.template_file()): the hash older ktune builds recorded for these same
-  // templates. A stale run carrying it is one `ktune migrate` updates, and the refusal says so
-  // (empty: the refusal does not look).
-  std::string source_hash;
+  // adoptable_template_hashes(family): the older hashes of runs that measured today's kernels. A
+  // stale run carrying one is one `ktune migrate` updates, and the refusal says so (empty: the
+  // refusal does not look).
+  std::vector<AdoptableHash> adoptable;
 };
 
 // What the family says about how to call a winner, captured when the table is built so that

@@ -66,20 +66,27 @@ std::set<int64_t> accepted_runs(const std::map<int64_t, db::Run>& runs, const Re
 Error stale_error(const std::vector<StaleKey>& stale, std::string_view family, std::string_view arch,
                   const Request& req, std::string_view db_path) {
   std::map<int64_t, db::Run> runs;
-  std::set<int64_t> same_source;
   std::vector<std::string> keys;
   for (const auto& s : stale) {
     runs.emplace(s.run->id, *s.run);
-    if (!req.source_hash.empty() && s.run->template_hash == req.source_hash) same_source.insert(s.run->id);
     keys.push_back(fmt::format("{{{}}}", s.key->canonical()));
   }
+  // The runs `ktune migrate` would make current, by the older hash they carry.
+  std::vector<std::string> adoptable;
+  size_t adoptable_runs = 0;
+  for (const auto& h : req.adoptable) {
+    std::vector<int64_t> ids;
+    for (const auto& [id, r] : runs)
+      if (r.template_hash == h.from) ids.push_back(id);
+    if (ids.empty()) continue;
+    adoptable_runs += ids.size();
+    adoptable.push_back(
+        fmt::format("{} {} measured {}", ids.size() == 1 ? "run" : "runs", fmt::join(ids, ", "), describe(h)));
+  }
   std::string migrate;
-  if (!same_source.empty())
-    migrate = fmt::format(
-        "; {} {} measured these very templates, under the whole-source hash of older ktune builds: `ktune migrate "
-        "--db {}` gives {} today's hash",
-        same_source.size() == 1 ? "run" : "runs", fmt::join(same_source, ", "), shell_word(db_path),
-        same_source.size() == 1 ? "it" : "them");
+  if (adoptable_runs > 0)
+    migrate = fmt::format("; {}: `ktune migrate --db {}` gives {} today's hash", fmt::join(adoptable, "; "),
+                          shell_word(db_path), adoptable_runs == 1 ? "it" : "them");
   constexpr size_t shown = 5;
   auto listed = fmt::format("{}", fmt::join(keys.begin(), keys.begin() + std::min(shown, keys.size()), " "));
   if (keys.size() > shown) listed += fmt::format(" and {} more", keys.size() - shown);

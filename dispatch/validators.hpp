@@ -23,7 +23,7 @@ struct StaleKey {
   const Params* key;
   const db::Run* run;
 };
-// Names `db_path` in the remedy for the stale runs that carry req.source_hash.
+// Names `db_path` in the remedy for the stale runs that carry one of req.adoptable.
 Error stale_error(const std::vector<StaleKey>& stale, std::string_view family, std::string_view arch,
                   const Request& req, std::string_view db_path);
 

@@ -9,6 +9,7 @@
 #include "db/database.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
+#include "kernels/template_lineage.hpp"
 
 namespace ktune::runtime {
 namespace {
@@ -44,10 +45,9 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
   std::unique_ptr<OverrideTable> t(new OverrideTable());
   dispatch::Request req;
   req.template_hash = std::string(template_hash);
-  // Where the package's templates are this library's own, a stale run of them recorded under the
-  // older whole-source hash is named with the `ktune migrate` that makes it current.
-  const std::string_view file = family.template_file();
-  if (jit::template_hash(file) == template_hash) req.source_hash = jit::source_hash(file);
+  // Where the package's templates are this library's own, a stale run of their kernels recorded
+  // under an older hash is named with the `ktune migrate` that makes it current.
+  if (jit::template_hash(family.template_file()) == template_hash) req.adoptable = adoptable_template_hashes(family);
   req.drop_refused_arches = true;
   t->table_ = dispatch::build_table(*db, family, req);
   const auto& table = t->table_;

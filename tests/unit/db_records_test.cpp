@@ -150,23 +150,28 @@ TEST_F(DbRecords, CompatibleRunsShareEveryValidator) {
   EXPECT_THAT(ids_of(db->compatible_runs(like)), ElementsAre(a, b, c));
 }
 
-// ktune migrate's step for the template hash: only the given family's runs under the given hash
-// change, and a run of it is resumable under the new hash afterwards.
-TEST_F(DbRecords, AdoptTemplateHashChangesOnlyThatFamilysRunsUnderThatHash) {
+// ktune migrate's step for the template hash: only the given family's runs under the given hashes
+// change, each adoption counted apart, and a run of it is resumable under the new hash afterwards.
+TEST_F(DbRecords, AdoptTemplateHashesChangesOnlyThatFamilysRunsUnderThoseHashes) {
   const auto old_hash = test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", "aaaaaaaaaaaaaaaa");
   const auto a = db->begin_run(old_hash);
   const auto b = db->begin_run(old_hash);
   db->begin_run(test::sample_run("qk_rope_cache", "NVIDIA H200", "sm_90a", "aaaaaaaaaaaaaaaa"));
   db->begin_run(test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", "bbbbbbbbbbbbbbbb"));
-  EXPECT_EQ(db->adopt_template_hash("mla_decode", "aaaaaaaaaaaaaaaa", "cccccccccccccccc"), 2);
+  db->begin_run(test::sample_run("mla_decode", "NVIDIA H200", "sm_90a", "dddddddddddddddd"));
+  const std::vector<HashAdoption> steps = {{"mla_decode", "aaaaaaaaaaaaaaaa", "cccccccccccccccc"},
+                                           {"mla_decode", "dddddddddddddddd", "cccccccccccccccc"},
+                                           {"mla_decode", "eeeeeeeeeeeeeeee", "cccccccccccccccc"}};
+  EXPECT_THAT(db->adopt_template_hashes(steps), ElementsAre(2, 1, 0));
   std::vector<std::string> hashes;
   for (const auto& r : db->runs()) hashes.push_back(r.family + " " + r.template_hash);
   EXPECT_THAT(hashes, ElementsAre("mla_decode cccccccccccccccc", "mla_decode cccccccccccccccc",
-                                  "qk_rope_cache aaaaaaaaaaaaaaaa", "mla_decode bbbbbbbbbbbbbbbb"));
+                                  "qk_rope_cache aaaaaaaaaaaaaaaa", "mla_decode bbbbbbbbbbbbbbbb",
+                                  "mla_decode cccccccccccccccc"));
   auto like = old_hash;
   like.template_hash = "cccccccccccccccc";
-  EXPECT_THAT(ids_of(db->compatible_runs(like)), ElementsAre(a, b));
-  EXPECT_EQ(db->adopt_template_hash("mla_decode", "aaaaaaaaaaaaaaaa", "cccccccccccccccc"), 0);  // none left
+  EXPECT_THAT(ids_of(db->compatible_runs(like)), ElementsAre(a, b, 5));
+  EXPECT_THAT(db->adopt_template_hashes(steps), ElementsAre(0, 0, 0));  // none left
 }
 
 TEST_F(DbRecords, MeasurementRoundTripsWithEveryField) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,18 @@ struct LaunchInfo {
   int64_t shared_bytes = 0;
 };
 
+// Earlier templates of a family whose machine code is that of the templates of template hash `to`:
+// every kernel of the default spaces compiled from them is byte for byte the same code object
+// (scripts/code_objects_diff.py), which `evidence` ("experiments/<slug>") shows. Runs recorded
+// under `from` measured today's kernels, so `ktune migrate` gives them today's hash; a pair counts
+// only while `to` is today's template hash, or leads to it through other pairs
+// (kernels/template_lineage.hpp).
+struct EquivalentTemplates {
+  std::string_view from;
+  std::string_view to;
+  std::string_view evidence;
+};
+
 class Family {
  public:
   virtual ~Family() = default;
@@ -101,6 +114,9 @@ class Family {
   // Template file (relative to the templates root) that holds the family's kernels. It
   // includes "common/prelude.hpp"; the JIT renders both into one source.
   virtual std::string_view template_file() const noexcept = 0;
+  // The family's earlier templates of the same machine code, as data with its evidence (a table
+  // in tuner/kernels/<family>/). Default: none.
+  virtual std::span<const EquivalentTemplates> equivalent_templates() const noexcept { return {}; }
   // Kernel template instances a candidate needs, as C++ name expressions
   // ("ktune::mla_decode_kernel<64, 32, ...>"). The first is the main kernel.
   virtual std::vector<std::string> name_expressions(const Params& key, const Params& config) const = 0;

@@ -8,6 +8,7 @@
 
 #include "bench/rotations.hpp"
 #include "common/seed.hpp"
+#include "kernels/mla_decode/equivalent_templates.hpp"
 #include "kernels/mla_decode/geometry.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "kernels/mla_decode/instance.hpp"
@@ -218,6 +219,9 @@ class MlaDecodeFamily final : public Family {
   const std::vector<FieldSpec>& config_fields() const noexcept override { return mla::config_fields(); }
   const std::vector<FieldSpec>& shape_fields() const noexcept override { return mla::shape_fields(); }
   std::string_view template_file() const noexcept override { return "mla_decode/mla_decode.hip"; }
+  std::span<const EquivalentTemplates> equivalent_templates() const noexcept override {
+    return mla::equivalent_templates;
+  }
 
   std::vector<std::string> name_expressions(const Params& key, const Params& config) const override {
     const Key k = key_of(key);
