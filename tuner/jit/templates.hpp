@@ -28,7 +28,7 @@ std::string render_embedded(std::string_view path);
 std::string template_hash(std::string_view path);
 
 // Hex xxh64 of render(path), comments and all: the template hash that ktune recorded before the
-// code-only one (58591d8, 2026-12-07). A run carrying it measured these very templates, byte for
+// code-only one. A run carrying it measured these very templates, byte for
 // byte, which is how `ktune migrate` knows that it may give such a run template_hash(path).
 std::string source_hash(std::string_view path);
 

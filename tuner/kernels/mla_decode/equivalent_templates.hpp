@@ -2,7 +2,7 @@
 // mla_decode's earlier templates whose machine code is that of the templates of a later hash
 // (Family::equivalent_templates): one line per pair,
 //   EquivalentTemplates{"<older template hash>", "<template hash of the same code>", "experiments/<slug>"},
-// with the size of the array the number of lines. `ktune migrate` then gives the runs under the
+// each proven by scripts/code_objects_diff.py over the default space for every arch ktune builds. `ktune migrate` then gives the runs under the
 // older hash today's; scripts/migrate_results.sh does so for the dumps under results/.
 #include <array>
 
@@ -10,6 +10,9 @@
 
 namespace ktune::mla {
 
-inline constexpr std::array<EquivalentTemplates, 0> equivalent_templates{};
+inline constexpr std::array equivalent_templates{
+    // The matrix-core kernel's variant named in the shared geometry (MmaGeometry::variant).
+    EquivalentTemplates{"a9fc882d3b6cef5f", "8d646d357fda1824", "experiments/2026-12-07-mla-decode-variant-split"},
+};
 
 }  // namespace ktune::mla
