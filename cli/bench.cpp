@@ -172,16 +172,17 @@ Chosen tuned_config(const BenchOptions& o, const Family& fam, const Params& key,
           fmt::print(stderr,
                      "note: {} timed this config of {} at shape {} ({:.2f} us); this bench times shape {}, so the two "
                      "times do not compare\n",
-                     o.db, where, there.pretty(fam.shape_fields()), e.kernel->median_us, shape.pretty(fam.shape_fields()));
+                     o.db, where, there.pretty(fam.shape_fields()), e.kernel->median_us,
+                     shape.pretty(fam.shape_fields()));
         return {e.kernel->config,
                 fmt::format("{}: run {}, measurement {} ({:.2f} us there, at shape {})", o.db, e.kernel->run_id,
                             e.kernel->measurement_id, e.kernel->median_us, there.pretty(fam.shape_fields()))};
       }
-      throw Error(fmt::format("--db {}: {} is not tuned: it is a gap ({}: {}; {}){}", o.db, where,
-                              db::to_string(e.gap->reason), e.gap->detail, e.gap->source,
-                              e.gap->fallback ? fmt::format("; dispatch falls back to {}",
-                                                            e.gap->fallback->pretty(fam.key_fields()))
-                                              : ""));
+      throw Error(fmt::format(
+          "--db {}: {} is not tuned: it is a gap ({}: {}; {}){}", o.db, where, db::to_string(e.gap->reason),
+          e.gap->detail, e.gap->source,
+          e.gap->fallback ? fmt::format("; dispatch falls back to {}", e.gap->fallback->pretty(fam.key_fields()))
+                          : ""));
     }
   throw Error(fmt::format("--db {}: {} is not tuned (bench takes the winner of exactly this key; `ktune query "
                           "--db {} --kernel {} --arch {}` lists the tuned keys)",
@@ -201,7 +202,8 @@ backend::CompileResult compile(const BenchOptions& o, const Family& fam, const b
   warn_failed_cache_writes(batch.stats.cache_writes_failed, cache.get());
   const auto& out = batch.outcomes.at(0);
   if (!out.ok())
-    throw Error(fmt::format("config {} does not compile for {}: {}", config.pretty(fam.config_fields()), arch, out.error));
+    throw Error(
+        fmt::format("config {} does not compile for {}: {}", config.pretty(fam.config_fields()), arch, out.error));
   return *out.result;
 }
 
@@ -308,8 +310,8 @@ void run(const BenchOptions& o) {
   const Params key = user_params(o, "--key", o.key, given, fam.key_fields(), "key");
   const Params shape = user_params(o, "--shape", o.shape, given, fam.shape_fields(), "shape", default_shape(fam));
   if (auto why = fam.shape_unfit(key, shape))
-    throw Error(fmt::format("shape {} for key {}: {}", shape.pretty(fam.shape_fields()), key.pretty(fam.key_fields()),
-                            *why));
+    throw Error(
+        fmt::format("shape {} for key {}: {}", shape.pretty(fam.shape_fields()), key.pretty(fam.key_fields()), *why));
   if (o.config.empty() == o.db.empty()) {
     std::vector<std::string> items;
     for (const auto& spec : fam.config_fields()) items.push_back(spec.name + "=...");
@@ -318,7 +320,8 @@ void run(const BenchOptions& o) {
                             o.config.empty() ? "no config" : "--config and --db both given", fmt::join(items, " ")));
   }
   std::optional<Chosen> chosen;
-  if (!o.config.empty()) chosen = Chosen{user_params(o, "--config", o.config, {}, fam.config_fields(), "config"), "--config"};
+  if (!o.config.empty())
+    chosen = Chosen{user_params(o, "--config", o.config, {}, fam.config_fields(), "config"), "--config"};
   if (!o.arch.empty()) {
     const TargetLimits& target = target_limits(o.arch);
     if (!chosen) chosen = tuned_config(o, fam, key, shape, o.arch);
@@ -357,8 +360,8 @@ void run(const BenchOptions& o) {
   req.seed = seed_of(key);
   req.verify = !o.no_verify;
   sweep::CandidateRunner runner(*ctx);
-  const auto what = fmt::format("config {} for key {}", chosen->config.pretty(fam.config_fields()),
-                                key.pretty(fam.key_fields()));
+  const auto what =
+      fmt::format("config {} for key {}", chosen->config.pretty(fam.config_fields()), key.pretty(fam.key_fields()));
   // A fault (the kernel's, or a probe's) says which step it ended; so does a hang, which only
   // ending the process can stop. The step is set after what the step before wrote, so that the
   // watchdog's thread may read the kernel's result once the step after it shows.
@@ -390,12 +393,13 @@ void run(const BenchOptions& o) {
     throw Error(fmt::format("{}: {}: {} (no timing is reported for it)", what, sweep::to_string(report.result.status),
                             report.result.detail));
   if (const auto& st = report.result.stats; !bench::plausible(st))
-    throw Error(fmt::format("{}: the device's timing is impossible ({} samples, p10 {} us, median {} us, p90 {} us): no "
-                            "figure is reported",
-                            what, st.n, st.p10_us, st.median_us, st.p90_us));
+    throw Error(
+        fmt::format("{}: the device's timing is impossible ({} samples, p10 {} us, median {} us, p90 {} us): no "
+                    "figure is reported",
+                    what, st.n, st.p10_us, st.median_us, st.p90_us));
   const auto& t = report.result.traffic;
-  report.rates = bench::rates_of(t.bytes, t.flops, report.result.stats.median_us, report.copy.gbps(),
-                                 report.matrix.tflops);
+  report.rates =
+      bench::rates_of(t.bytes, t.flops, report.result.stats.median_us, report.copy.gbps(), report.matrix.tflops);
   if (o.json)
     fmt::print("{}\n", to_json(report).dump());
   else
@@ -413,11 +417,13 @@ void setup(CLI::App& app) {
   cmd->add_option("--shape", o->shape,
                   "Timing shape as \"name=value ...\" (or one option per shape field below); fields not given take "
                   "the family's default space's values");
-  cmd->add_option("--config", o->config, "Config to time, e.g. \"rows=32 keys=32 threads=256 stages=2 split=2 math=simt\"");
+  cmd->add_option("--config", o->config,
+                  "Config to time, e.g. \"rows=32 keys=32 threads=256 stages=2 split=2 math=simt\"");
   auto* db = cmd->add_option("--db", o->db,
                              "Time the database's winner for the key instead (exact key, dispatch table rules)");
   cmd->add_flag("--allow-stale", o->allow_stale, "With --db: accept a winner tuned with other templates")->needs(db);
-  cmd->add_option("--arch", o->arch, "Check the config against this target before looking for a device; must be the device's");
+  cmd->add_option("--arch", o->arch,
+                  "Check the config against this target before looking for a device; must be the device's");
   cmd->add_option("--backend", o->backend, "cuda or hip (default: the first with a device)");
   cmd->add_option("--device", o->device, "Device ordinal")->check(decimal_within(0, 1023))->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object");

@@ -7,8 +7,9 @@
 namespace ktune::cli {
 
 void add_cache_options(CLI::App& cmd, CacheOptions& o) {
-  auto* dir = cmd.add_option("--cache-dir", o.dir,
-                             "Code-object cache (default: $KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune, else ~/.cache/ktune)");
+  auto* dir =
+      cmd.add_option("--cache-dir", o.dir,
+                     "Code-object cache (default: $KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune, else ~/.cache/ktune)");
   cmd.add_flag("--no-cache", o.off, "Compile everything; read and write no cache")->excludes(dir);
 }
 

@@ -61,7 +61,8 @@ void run(const CompileOptions& o) {
     if (!batch.outcomes[i].ok()) failed[batch.outcomes[i].error].push_back(i);
   for (const auto& [error, which] : failed) {
     const auto& first = jobs[which.front()];
-    fmt::print("FAILED: {} / {}{}\n{}\n\n", first.key.pretty(fam.key_fields()), first.config.pretty(fam.config_fields()),
+    fmt::print("FAILED: {} / {}{}\n{}\n\n", first.key.pretty(fam.key_fields()),
+               first.config.pretty(fam.config_fields()),
                which.size() > 1 ? fmt::format(" (and {} more candidates)", which.size() - 1) : "", error);
   }
   const auto& s = batch.stats;
@@ -73,13 +74,14 @@ void run(const CompileOptions& o) {
   }
   warn_failed_cache_writes(s.cache_writes_failed, cache.get());
   if (s.failed_programs)
-    throw Error(fmt::format("{} of {} programs failed to compile for {} (logs above)", s.failed_programs, s.programs,
-                            o.arch));
+    throw Error(
+        fmt::format("{} of {} programs failed to compile for {} (logs above)", s.failed_programs, s.programs, o.arch));
 }
 
 void setup(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
-  auto* cmd = app.add_subcommand("compile", "Compile every feasible instance of a space for an arch (no device needed)");
+  auto* cmd =
+      app.add_subcommand("compile", "Compile every feasible instance of a space for an arch (no device needed)");
   add_space_options(*cmd, *o);
   cmd->add_option("--arch", o->arch, "Compile target, e.g. gfx90a or sm_90a")->required();
   cmd->callback([o] { run(*o); });

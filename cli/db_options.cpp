@@ -68,8 +68,8 @@ int64_t where_value(std::string_view name, std::string_view text, const std::str
   if (meanings.size() == 1) return *meanings.begin();
   if (meanings.empty())
     throw Error(fmt::format("--where {}={}: not an integer, nor a label of a key field '{}'", name, text, name));
-  throw Error(fmt::format("--where {}={}: the label means different values in different kernels; add --kernel",
-                          name, text));
+  throw Error(
+      fmt::format("--where {}={}: the label means different values in different kernels; add --kernel", name, text));
 }
 
 }  // namespace
@@ -80,7 +80,8 @@ void add_db_filter_options(CLI::App& cmd, DbFilterOptions& o) {
   cmd.add_option("--arch", o.arch, "Only this arch, e.g. gfx942, sm_90a");
   cmd.add_option("--device", o.device, "Only this device name, e.g. \"NVIDIA H200\"");
   cmd.add_option("--run", o.run, "Only this run id")->check(decimal_within(1, std::numeric_limits<int64_t>::max()));
-  cmd.add_option("--where", o.where, "Key field equal to a value (label or integer), e.g. kv_dtype=fp8_e4m3fn; repeatable");
+  cmd.add_option("--where", o.where,
+                 "Key field equal to a value (label or integer), e.g. kv_dtype=fp8_e4m3fn; repeatable");
   cmd.add_option("--format", o.format, "Output format")->check(CLI::IsMember({"table", "csv", "json"}));
 }
 
@@ -147,7 +148,8 @@ Params parse_user_params(std::string_view text, const std::vector<FieldSpec>& fi
     }
     const auto* spec = field_named(fields, name);
     if (!spec)
-      throw Error(fmt::format("unknown {} field '{}' (the {} has {})", what, name, what, fmt::join(names_of(fields), ", ")));
+      throw Error(
+          fmt::format("unknown {} field '{}' (the {} has {})", what, name, what, fmt::join(names_of(fields), ", ")));
     given.set(name, spec->parse(value));
   }
   if (fields.empty()) return given;
@@ -155,8 +157,9 @@ Params parse_user_params(std::string_view text, const std::vector<FieldSpec>& fi
   for (const auto& spec : fields) {
     auto v = given.find(spec.name);
     if (!v) v = defaults.find(spec.name);
-    if (!v) throw Error(fmt::format("{} field '{}' is missing (the {} has {})", what, spec.name, what,
-                                    fmt::join(names_of(fields), ", ")));
+    if (!v)
+      throw Error(fmt::format("{} field '{}' is missing (the {} has {})", what, spec.name, what,
+                              fmt::join(names_of(fields), ", ")));
     ordered.set(spec.name, *v);
   }
   return ordered;

@@ -24,8 +24,8 @@ using Json = nlohmann::ordered_json;
 struct DevicesOptions {
   bool json = false;
   bool no_bandwidth = false;  // no roofs measured
-  bool first_arch = false;  // for scripts: the first device's arch, or nothing
-  bool first_slug = false;  // for scripts: a directory name for the first device ("nvidia-h200")
+  bool first_arch = false;    // for scripts: the first device's arch, or nothing
+  bool first_slug = false;    // for scripts: a directory name for the first device ("nvidia-h200")
 };
 
 // "NVIDIA H200" -> "nvidia-h200": lower case, runs of anything else than [a-z0-9] become one '-'.
@@ -33,8 +33,10 @@ std::string slug(std::string_view name) {
   std::string s;
   for (char c : name) {
     const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) s += l;
-    else if (!s.empty() && s.back() != '-') s += '-';
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9'))
+      s += l;
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s;
@@ -86,9 +88,10 @@ Json backend_record(const backend::Backend& b, bool roofs) {
   Json r = {{"name", b.name()}};
   // identity: what code-object cache keys hold of the compiler (a cache seeded on another
   // machine serves here only where this matches).
-  r["compiler"] = b.compiler_available()
-                      ? Json{{"available", true}, {"version", b.compiler_version()}, {"identity", b.compiler_identity()}}
-                      : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
+  r["compiler"] =
+      b.compiler_available()
+          ? Json{{"available", true}, {"version", b.compiler_version()}, {"identity", b.compiler_identity()}}
+          : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
   r["runtime"] = b.available() ? Json{{"available", true}, {"driver", b.driver_version()}}
                                : Json{{"available", false}, {"reason", b.unavailable_reason()}};
   r["devices"] = Json::array();
@@ -122,8 +125,8 @@ void print_human(const Json& backends) {
                     {"arch", d["arch"]},
                     {"CUs", d["compute_units"]},
                     {"warp", d["warp_size"]},
-                    {"L2 (last level)", fmt::format("{} ({})", bytes_text(d["l2_bytes"]),
-                                                    bytes_text(d["last_level_cache_bytes"]))},
+                    {"L2 (last level)",
+                     fmt::format("{} ({})", bytes_text(d["l2_bytes"]), bytes_text(d["last_level_cache_bytes"]))},
                     {"memory", bytes_text(d["memory_bytes"])},
                     {"shared/block (opt-in)", fmt::format("{} ({})", bytes_text(d["shared_per_block"]),
                                                           bytes_text(d["shared_per_block_optin"]))},
@@ -166,8 +169,9 @@ void setup(CLI::App& app) {
   auto* json = cmd->add_flag("--json", o->json, "Print JSON instead of a table");
   cmd->add_flag("--no-bandwidth", o->no_bandwidth,
                 "Skip the measurements: device-to-device copy bandwidth and matrix-core throughput");
-  auto* arch = cmd->add_flag("--first-arch", o->first_arch, "Print only the first device's arch (nothing without a device)")
-                   ->excludes(json);
+  auto* arch =
+      cmd->add_flag("--first-arch", o->first_arch, "Print only the first device's arch (nothing without a device)")
+          ->excludes(json);
   cmd->add_flag("--first-slug", o->first_slug, "Print only a directory name for the first device")
       ->excludes(arch)
       ->excludes(json);

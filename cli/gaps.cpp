@@ -9,9 +9,9 @@
 
 #include "common/error.hpp"
 #include "db/database.hpp"
-#include "dispatch/table.hpp"
 #include "db_options.hpp"
 #include "db_output.hpp"
+#include "dispatch/table.hpp"
 #include "verb.hpp"
 
 namespace ktune::cli {
@@ -128,8 +128,8 @@ void remove_gap(const GapOptions& o) {
   const auto key = key_option("--key", o.key, fields);
   auto db = db::Database::open(o.db, /*create=*/false);
   if (!db->remove_gap(o.kernel, o.arch, key, o.source))
-    throw Error(fmt::format("{}: no gap of {} {} {} with source '{}'", o.db, o.kernel, o.arch, key.pretty(fields),
-                            o.source));
+    throw Error(
+        fmt::format("{}: no gap of {} {} {} with source '{}'", o.db, o.kernel, o.arch, key.pretty(fields), o.source));
   if (!globals().quiet) fmt::print("removed gap: {} {} {} ({})\n", o.kernel, o.arch, key.pretty(fields), o.source);
 }
 

@@ -94,8 +94,8 @@ const FieldSpec& gain_by_field(const std::string& name, const std::string& famil
     if (f.name == name) return f;
   std::vector<std::string> names;
   for (const auto& f : fam->key_fields()) names.push_back(f.name);
-  throw Error(fmt::format("--gain-by {}: {} has no key field '{}' (it has {})", name, family, name,
-                          fmt::join(names, ", ")));
+  throw Error(
+      fmt::format("--gain-by {}: {} has no key field '{}' (it has {})", name, family, name, fmt::join(names, ", ")));
 }
 
 void run_query(const QueryOptions& o) {

@@ -76,8 +76,8 @@ void run(const SweepCliOptions& o) {
 
   sweep::SweepOptions options;
   options.worker_command = compile_worker_command(b);
-  options.worker_command.insert(options.worker_command.end(), {"--device", std::to_string(o.device), "--parent-pid",
-                                                               std::to_string(::getpid())});
+  options.worker_command.insert(options.worker_command.end(),
+                                {"--device", std::to_string(o.device), "--parent-pid", std::to_string(::getpid())});
   options.timeout = std::chrono::duration<double>(o.timeout_s);
   options.budget_s = o.budget_s;
   options.resume = o.resume;
@@ -87,7 +87,8 @@ void run(const SweepCliOptions& o) {
   auto cache = open_cache(o.cache);
   const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
   auto db = db::Database::open(o.db, /*create=*/true);
-  const auto s = sweep::run_sweep(space, *db, provenance, *compiler, compile_settings(o, info.arch, cache.get()), options);
+  const auto s =
+      sweep::run_sweep(space, *db, provenance, *compiler, compile_settings(o, info.arch, cache.get()), options);
   fmt::print("sweep: run {}{} of {} on {} ({}): {} ok, {} verify_failed, {} compile_error, {} fault, {} timeout; "
              "{} gaps; {} infeasible, {} done before{}; {} workers; {}; database {}\n",
              s.run_id, s.resumed ? " (resumed)" : "", fam.name(), info.name, info.arch, s.ok, s.verify_failed,

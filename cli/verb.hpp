@@ -1,7 +1,7 @@
 #pragma once
 // Each verb lives in its own file and registers itself here; main.cpp knows none of them.
-#include <string>
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace ktune::cli {
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -87,7 +87,7 @@ bool has_content(const std::string& file) {
 // will roll back). Anything else is left to SQLite, which checks the size again under its lock.
 void check_header(const std::string& path) {
   auto first = read_raw_header(path);
-  if (first.size == 0) return;  // an empty file is an empty database: schema version 0
+  if (first.size == 0) return;                        // an empty file is an empty database: schema version 0
   static constexpr char magic[] = "SQLite format 3";  // 16 bytes with the NUL
   const bool starts_right = first.got >= sizeof magic && std::memcmp(first.bytes.data(), magic, sizeof magic) == 0;
   if (!starts_right)
@@ -155,8 +155,7 @@ SQLite::Database connect(const std::string& path, Access access) {
   std::error_code ec;
   if (access_error(directory_of(path), W_OK | X_OK) != 0 && !fs::exists(path + "-wal", ec)) {
     if (has_content(path + "-journal")) throw hot_journal_error(path);
-    return SQLite::Database(file_uri(path, "immutable=1"), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
-                            busy_timeout_ms);
+    return SQLite::Database(file_uri(path, "immutable=1"), SQLite::OPEN_READONLY | SQLite::OPEN_URI, busy_timeout_ms);
   }
   SQLite::Database c(path, SQLite::OPEN_READONLY, busy_timeout_ms);
   try {  // SQLite looks for a hot journal at the first read
@@ -217,8 +216,7 @@ SQLite::Database open_connection(const std::string& path, Access access, std::sp
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw Error(fmt::format("{}: cannot access: {}", path, ec.message()));
   const bool exists = fs::exists(status);
-  if (!exists && access != Access::create)
-    throw Error(fmt::format("{}: no such database file", path));
+  if (!exists && access != Access::create) throw Error(fmt::format("{}: no such database file", path));
   if (exists && !fs::is_regular_file(status)) throw Error(fmt::format("{}: not a regular file", path));
   if (exists) check_header(path);
   if (access != Access::read_only) require_writable(path, exists);

@@ -250,7 +250,8 @@ class SqliteDatabase final : public Database {
   }
 
   int64_t record(const Measurement& m) override {
-    const auto what = fmt::format("record (run {}, key {}, config {})", m.run_id, m.key.canonical(), m.config.canonical());
+    const auto what =
+        fmt::format("record (run {}, key {}, config {})", m.run_id, m.key.canonical(), m.config.canonical());
     // SQLite stores a NaN as NULL, which the schema's checks let through and the winners view
     // sorts first: an ok result with a NaN time would win its key.
     if (m.status == Status::ok)
@@ -300,10 +301,9 @@ class SqliteDatabase final : public Database {
     return guard("reading measurements", [&] {
       auto where = run_conditions(f);
       append(where, measurement_conditions(f));
-      auto q = select(c_,
-                      fmt::format("SELECT {} FROM measurements AS m JOIN runs AS r ON r.id = m.run_id",
-                                  measurement_columns),
-                      where, "ORDER BY m.id");
+      auto q = select(
+          c_, fmt::format("SELECT {} FROM measurements AS m JOIN runs AS r ON r.id = m.run_id", measurement_columns),
+          where, "ORDER BY m.id");
       std::vector<Measurement> out;
       while (q.executeStep()) out.push_back(read_measurement(q, 0));
       return out;
@@ -342,12 +342,11 @@ class SqliteDatabase final : public Database {
       }
     }
     return write(what, [&] {
-      SQLite::Statement q(c_,
-                          "INSERT INTO gaps (family, arch, key, reason, detail, source, run_id, fallback, "
-                          "fallback_note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-                          "ON CONFLICT (family, arch, key, source) DO UPDATE SET reason = excluded.reason, "
-                          "detail = excluded.detail, run_id = excluded.run_id, fallback = excluded.fallback, "
-                          "fallback_note = excluded.fallback_note, created_at = excluded.created_at");
+      SQLite::Statement q(c_, "INSERT INTO gaps (family, arch, key, reason, detail, source, run_id, fallback, "
+                              "fallback_note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+                              "ON CONFLICT (family, arch, key, source) DO UPDATE SET reason = excluded.reason, "
+                              "detail = excluded.detail, run_id = excluded.run_id, fallback = excluded.fallback, "
+                              "fallback_note = excluded.fallback_note, created_at = excluded.created_at");
       q.bind(1, g.family);
       q.bind(2, g.arch);
       q.bind(3, g.key.canonical());

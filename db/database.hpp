@@ -18,20 +18,20 @@ namespace ktune::db {
 // Provenance of one sweep run: the validators codegen checks before it trusts a result.
 struct Run {
   int64_t id = 0;
-  std::string started_at;      // UTC, ISO 8601
+  std::string started_at;  // UTC, ISO 8601
   std::string family;
-  std::string backend;         // "cuda", "hip"
-  std::string device_name;     // "NVIDIA H200"
-  std::string arch;            // "sm_90a"
+  std::string backend;      // "cuda", "hip"
+  std::string device_name;  // "NVIDIA H200"
+  std::string arch;         // "sm_90a"
   int compute_units = 0;
   std::string driver_version;
   std::string compiler_version;  // "nvrtc 13.0"
-  std::string template_hash;   // xxh64 of the rendered templates of the family
+  std::string template_hash;     // xxh64 of the rendered templates of the family
   std::string ktune_version;
   std::string host;
-  std::string command;         // the command line that started the run
-  double copy_gbps = 0;        // copy bandwidth measured in this run (bytes read + written)
-  double matrix_tflops = 0;    // matrix-core throughput measured in this run, 0 if not measured
+  std::string command;       // the command line that started the run
+  double copy_gbps = 0;      // copy bandwidth measured in this run (bytes read + written)
+  double matrix_tflops = 0;  // matrix-core throughput measured in this run, 0 if not measured
   // The instruction whose probe measured matrix_tflops ("wgmma m64n256k16 bf16"); empty where
   // none was measured, and in runs recorded before schema version 2, which did not name it.
   std::string matrix_probe;
@@ -50,7 +50,7 @@ struct Measurement {
   int64_t run_id = 0;
   Params key;
   Params config;
-  Params shape;        // the timing shape
+  Params shape;  // the timing shape
   Status status = Status::ok;
   // Timing: stored as NULL (read back as 0) when samples == 0. An ok row must be timed
   // (samples > 0, 0 < median, p10 <= median <= p90): the schema rejects it otherwise.
@@ -61,8 +61,8 @@ struct Measurement {
   // measure that roof or nothing was timed, rather than a 0 that reads as "no use of it".
   std::optional<double> frac_copy_bw, frac_matrix;
   double max_abs_err = 0, rel_l2_err = 0;  // NaN survives the round trip (stored as NULL)
-  std::string detail;          // compiler log excerpt, verify detail, fault message
-  std::string measured_at;     // set by record(): UTC, ISO 8601
+  std::string detail;                      // compiler log excerpt, verify detail, fault message
+  std::string measured_at;                 // set by record(): UTC, ISO 8601
 };
 
 enum class GapReason { no_config, compile_error, verify_failed, fault, timeout, declared };
@@ -81,7 +81,7 @@ struct Gap {
   // "aiter 0.1.19 has no fp8 2-token non-causal fold" (then reason is declared, no run_id).
   std::string source;
   std::optional<int64_t> run_id;
-  std::string fallback;    // "none" (or empty), or the canonical text of the key to use instead
+  std::string fallback;       // "none" (or empty), or the canonical text of the key to use instead
   std::string fallback_note;  // why that fallback is valid
   std::string created_at;     // set by add_gap(): UTC, ISO 8601
 };
@@ -129,7 +129,7 @@ class Database {
 
   // Returns the new run id; an empty started_at is set to now.
   virtual int64_t begin_run(const Run& r) = 0;
-  virtual Run run(int64_t id) = 0;  // throws Error for an unknown id
+  virtual Run run(int64_t id) = 0;                          // throws Error for an unknown id
   virtual std::vector<Run> runs(const Filter& f = {}) = 0;  // ordered by id
   // Runs of `family` on the same device and arch, with the same compiler and template hash: what
   // --resume may continue (tuner/sweep/runner.hpp says which).
@@ -146,7 +146,7 @@ class Database {
   // id). Returns the gap's id.
   virtual int64_t add_gap(const Gap& g) = 0;
   virtual bool remove_gap(const std::string& family, const std::string& arch, const Params& key,
-                          const std::string& source) = 0;  // false if there was none
+                          const std::string& source) = 0;   // false if there was none
   virtual std::vector<Gap> gaps(const Filter& f = {}) = 0;  // ordered by family, arch, key, source
   // The arches `family` has runs or gaps of, sorted. Reads no key text, so that a malformed row
   // of one arch stands in the way of that arch alone.

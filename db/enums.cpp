@@ -11,9 +11,9 @@ namespace ktune::db {
 namespace {
 
 constexpr std::array<std::string_view, 6> status_names = {"ok",    "verify_failed", "compile_error",
-                                                         "fault", "timeout",       "infeasible"};
+                                                          "fault", "timeout",       "infeasible"};
 constexpr std::array<std::string_view, 6> gap_reason_names = {"no_config", "compile_error", "verify_failed",
-                                                             "fault",     "timeout",       "declared"};
+                                                              "fault",     "timeout",       "declared"};
 
 template <size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, size_t i) noexcept {
@@ -33,8 +33,6 @@ std::string_view to_string(Status s) noexcept { return name_of(status_names, sta
 Status status_from_string(std::string_view s) { return from_name<Status>(status_names, s, "status"); }
 
 std::string_view to_string(GapReason r) noexcept { return name_of(gap_reason_names, static_cast<size_t>(r)); }
-GapReason gap_reason_from_string(std::string_view s) {
-  return from_name<GapReason>(gap_reason_names, s, "gap reason");
-}
+GapReason gap_reason_from_string(std::string_view s) { return from_name<GapReason>(gap_reason_names, s, "gap reason"); }
 
 }  // namespace ktune::db

@@ -41,12 +41,12 @@ int read_schema_version(SQLite::Database& c, const std::string& path) {
   try {
     // One statement, so one snapshot: outside a transaction, two statements could straddle
     // another process's migration and see no meta table but the tables created with it.
-    SQLite::Statement objects(c,
-                              "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
-                              "(SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master "
-                              "WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 6)), "
-                              "(SELECT group_concat(name, ', ') FROM pragma_table_info('meta')), "
-                              "(SELECT count(*) FROM pragma_table_info('meta') WHERE name IN ('id', 'schema_version'))");
+    SQLite::Statement objects(
+        c, "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
+           "(SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master "
+           "WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 6)), "
+           "(SELECT group_concat(name, ', ') FROM pragma_table_info('meta')), "
+           "(SELECT count(*) FROM pragma_table_info('meta') WHERE name IN ('id', 'schema_version'))");
     objects.executeStep();
     if (objects.getColumn(0).getInt() == 0) {
       if (!objects.getColumn(1).isNull())
@@ -88,13 +88,13 @@ int migrate(SQLite::Database& c, const std::string& path, std::span<const Migrat
       try {
         c.exec(std::string(step.sql));
       } catch (const SQLite::Exception& e) {
-        throw Error(fmt::format("{}: migrating schema version {} to {} failed at step {} ({}): {}; the file is unchanged",
-                                path, found, latest, step.version, step.what, e.what()));
+        throw Error(
+            fmt::format("{}: migrating schema version {} to {} failed at step {} ({}): {}; the file is unchanged", path,
+                        found, latest, step.version, step.what, e.what()));
       }
     }
-    SQLite::Statement record(c,
-                             "INSERT INTO meta (id, schema_version, created_by) VALUES (1, ?1, ?2) "
-                             "ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version");
+    SQLite::Statement record(c, "INSERT INTO meta (id, schema_version, created_by) VALUES (1, ?1, ?2) "
+                                "ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version");
     record.bind(1, latest);
     record.bind(2, std::string("ktune ") + KTUNE_VERSION);
     record.exec();

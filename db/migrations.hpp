@@ -11,8 +11,8 @@
 namespace ktune::db {
 
 struct Migration {
-  int version;             // the version this step produces
-  std::string_view what;   // one line for messages
+  int version;            // the version this step produces
+  std::string_view what;  // one line for messages
   std::string_view sql;
 };
 

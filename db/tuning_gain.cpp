@@ -18,8 +18,8 @@ TuningGain tuning_gain(const std::vector<Measurement>& ms) {
   if (!ms.empty()) g.run_id = ms.front().run_id;  // (any id: another tool may have written a run 0)
   for (const auto& m : ms) {
     if (m.run_id != g.run_id)
-      throw Error(fmt::format("tuning gain: measurements of runs {} and {} mixed; compare one run at a time",
-                              g.run_id, m.run_id));
+      throw Error(fmt::format("tuning gain: measurements of runs {} and {} mixed; compare one run at a time", g.run_id,
+                              m.run_id));
     if (m.status != Status::ok) continue;
     auto [it, fresh] = time[m.config].try_emplace(m.key, m.median_us);
     if (!fresh) it->second = std::min(it->second, m.median_us);

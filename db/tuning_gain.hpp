@@ -14,14 +14,14 @@ namespace ktune::db {
 
 struct TuningGain {
   int64_t run_id = 0;
-  int keys = 0;              // keys with at least one ok measurement
-  int configs = 0;           // configs with at least one ok measurement
+  int keys = 0;     // keys with at least one ok measurement
+  int configs = 0;  // configs with at least one ok measurement
   int configs_on_every_key = 0;
   // Unset when no config was timed ok on every key (then there is no single config to compare with).
   std::optional<Params> best_single;
-  double gain_geomean = 0;   // geometric mean over keys of t(best_single, key) / t(winner, key), >= 1
-  double gain_max = 0;       // the largest of those ratios
-  Params worst_key;          // where it is largest
+  double gain_geomean = 0;  // geometric mean over keys of t(best_single, key) / t(winner, key), >= 1
+  double gain_max = 0;      // the largest of those ratios
+  Params worst_key;         // where it is largest
 };
 
 // `ms`: measurements of one run (any status; only ok ones count). The fastest of several ok

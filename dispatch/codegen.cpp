@@ -158,10 +158,9 @@ void enums(std::string& out, const Table& t, const Names& n) {
       // A fixed underlying type makes every int64 value a valid (if unnamed) enum value: no UB
       // when a caller casts an arbitrary integer.
       out += fmt::format("enum class {} : std::int64_t {{ {} }};\n", type, fmt::join(items, ", "));
-      out += fmt::format(
-          "constexpr const char* to_string({} v) noexcept {{\n  switch (v) {{\n{}  }}\n"
-          "  return \"(not a label)\";\n}}\n\n",
-          type, fmt::join(cases, ""));
+      out += fmt::format("constexpr const char* to_string({} v) noexcept {{\n  switch (v) {{\n{}  }}\n"
+                         "  return \"(not a label)\";\n}}\n\n",
+                         type, fmt::join(cases, ""));
     }
 }
 
@@ -234,13 +233,11 @@ std::string gap_reason(const GapInfo& g, const std::vector<FieldSpec>& key_field
 
 void lookup_fields(std::string& out, const Table& t, const LookupOrder& o, const Names& n) {
   out += "namespace detail {\n\n";
-  out +=
-      "// Key fields in lookup order: [0, kFixed) must match, [kFixed, kCovering) may be covered by a\n"
-      "// larger tuned value, [kCovering, kFields) is the batch bucket.\n";
-  out += fmt::format(
-      "inline constexpr std::size_t kFields = {};\ninline constexpr std::size_t kFixed = {};\n"
-      "inline constexpr std::size_t kCovering = {};\n\n",
-      o.fields.size(), o.fixed, o.covering);
+  out += "// Key fields in lookup order: [0, kFixed) must match, [kFixed, kCovering) may be covered by a\n"
+         "// larger tuned value, [kCovering, kFields) is the batch bucket.\n";
+  out += fmt::format("inline constexpr std::size_t kFields = {};\ninline constexpr std::size_t kFixed = {};\n"
+                     "inline constexpr std::size_t kCovering = {};\n\n",
+                     o.fields.size(), o.fixed, o.covering);
   out += "constexpr std::int64_t field(const Key& k, std::size_t i) noexcept {\n  switch (i) {\n";
   for (size_t i = 0; i < o.fields.size(); ++i) {
     const auto& f = t.key_fields[o.fields[i]];
@@ -367,27 +364,24 @@ void select_doc(std::string& out, const Table& t, const LookupOrder& o) {
   std::vector<std::string> covered;
   for (size_t i = o.fixed; i < o.covering; ++i) covered.push_back(t.key_fields[o.fields[i]].name);
   const bool batch = o.covering < o.fields.size();
-  out +=
-      "// Which kernel serves `key` on `arch` (\"gfx942\", \"sm_90a\"). Never throws, allocates or reads out of\n"
-      "// bounds, for any input (arch need not be NUL-terminated). Rules, in order:\n"
-      "//  1. arch not in this header, or a key field outside its range: unsupported.\n"
-      "//  2. the exact key in the table: its kernel, or its gap (reason; the declared fallback key, if\n"
-      "//     any, in fallback_key: call select() with it).\n";
+  out += "// Which kernel serves `key` on `arch` (\"gfx942\", \"sm_90a\"). Never throws, allocates or reads out of\n"
+         "// bounds, for any input (arch need not be NUL-terminated). Rules, in order:\n"
+         "//  1. arch not in this header, or a key field outside its range: unsupported.\n"
+         "//  2. the exact key in the table: its kernel, or its gap (reason; the declared fallback key, if\n"
+         "//     any, in fallback_key: call select() with it).\n";
   if (batch)
-    out += fmt::format(
-        "//  3. the same other fields with the smallest tuned {0} >= key.{0}, else the largest tuned\n"
-        "//     {0}: that row's kernel (kind kernel, fallback_key names the row) or gap.\n",
-        t.bucket_field);
+    out += fmt::format("//  3. the same other fields with the smallest tuned {0} >= key.{0}, else the largest tuned\n"
+                       "//     {0}: that row's kernel (kind kernel, fallback_key names the row) or gap.\n",
+                       t.bucket_field);
   else
     out += "//  3. (no batch field in this family)\n";
   if (!covered.empty())
-    out += fmt::format(
-        "//  4. {} may be covered, because the kernels take them as run-time arguments and mask\n"
-        "//     the padding: among kernel rows with the key's other fields and every one of {} >=\n"
-        "//     the key's, the least padded work (product of {}), then the smallest values in that\n"
-        "//     order{}: kind fallback, fallback_key names the row.\n",
-        fmt::join(covered, ", "), fmt::join(covered, ", "), fmt::join(covered, " * "),
-        batch ? fmt::format(", then the {} rule", t.bucket_field) : "");
+    out += fmt::format("//  4. {} may be covered, because the kernels take them as run-time arguments and mask\n"
+                       "//     the padding: among kernel rows with the key's other fields and every one of {} >=\n"
+                       "//     the key's, the least padded work (product of {}), then the smallest values in that\n"
+                       "//     order{}: kind fallback, fallback_key names the row.\n",
+                       fmt::join(covered, ", "), fmt::join(covered, ", "), fmt::join(covered, " * "),
+                       batch ? fmt::format(", then the {} rule", t.bucket_field) : "");
   else
     out += "//  4. (no field of this family may be covered by a larger tuned value)\n";
   out += "//  5. otherwise: unsupported (not tuned).\n";

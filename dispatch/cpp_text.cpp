@@ -84,8 +84,8 @@ std::string comment_text(std::string_view text) {
     char k = printable(c) && c != '\\' ? c : '?';
     // "*/" would end the comment and "/*" warns under -Wcomment; "??" may start a trigraph
     // ("??/" is a backslash where trigraphs are on, a warning elsewhere): break each pair apart.
-    if (!out.empty() && ((out.back() == '*' && k == '/') || (out.back() == '/' && k == '*') ||
-                         (out.back() == '?' && k == '?')))
+    if (!out.empty() &&
+        ((out.back() == '*' && k == '/') || (out.back() == '/' && k == '*') || (out.back() == '?' && k == '?')))
       out += ' ';
     out += k;
   }

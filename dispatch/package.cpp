@@ -10,8 +10,8 @@
 #include <set>
 #include <span>
 
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "dispatch/codegen.hpp"
@@ -71,9 +71,8 @@ std::vector<Compiled> compile(const Table& table, const Family& family, const ji
     const std::string_view bytes(code.data(), code.size());
     out.push_back({{code_object_name(bytes, extension), o.name_expressions, o.result->lowered_names}, bytes});
   }
-  std::sort(out.begin(), out.end(), [](const Compiled& a, const Compiled& b) {
-    return a.object.name_expressions < b.object.name_expressions;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const Compiled& a, const Compiled& b) { return a.object.name_expressions < b.object.name_expressions; });
   return out;
 }
 
@@ -99,8 +98,8 @@ std::string render_package_header(const Table& t, const Package& p, std::string_
   out += fmt::format("namespace ktune_dispatch::{} {{\ninline namespace {} {{\n\n", ns, inline_ns);
   out += fmt::format("inline constexpr std::string_view kPackageArch = {};\n", string_literal(p.arch));
   out += fmt::format("inline constexpr std::string_view kPackageCompiler = {};\n", string_literal(p.compiler_version));
-  out += fmt::format("inline constexpr std::string_view kPackageTemplateHash = {};\n\n",
-                     string_literal(p.template_hash));
+  out +=
+      fmt::format("inline constexpr std::string_view kPackageTemplateHash = {};\n\n", string_literal(p.template_hash));
   out += R"src(// Load `file`, then look up symbols[i], the lowered name of name_expressions[i] ([0]: the main
 // kernel; the launch geometry is the Kernel's).
 struct CodeObject {

@@ -48,7 +48,7 @@ struct Package {
   std::vector<std::string> tuned_compiler_versions;
   std::vector<PackagedCodeObject> code_objects;  // sorted by name expressions
   std::vector<PackageFile> files;                // sorted by path; every file but the manifest
-  jit::CacheWriteFailures cache_writes_failed;    // of request.cache (`ktune package` warns)
+  jit::CacheWriteFailures cache_writes_failed;   // of request.cache (`ktune package` warns)
   // Code objects of the package this one replaced that it does not use: removed, and those that
   // could not be ("file: why"; `ktune package` warns).
   std::vector<std::string> removed_code_objects, not_removed;

@@ -20,10 +20,10 @@ struct SelectRules {
 };
 
 struct SelectRow {
-  std::vector<int64_t> key;  // the key fields' values, in order
-  bool kernel = false;       // a kernel row (covering serves only these); else a gap
+  std::vector<int64_t> key;                      // the key fields' values, in order
+  bool kernel = false;                           // a kernel row (covering serves only these); else a gap
   std::optional<std::vector<int64_t>> fallback;  // a gap's declared fallback key
-  uint64_t padded_work = 1;  // product of the covering fields: the covering rule's first rank
+  uint64_t padded_work = 1;                      // product of the covering fields: the covering rule's first rank
   SelectRow(const SelectRules& rules, std::vector<int64_t> key, bool kernel,
             std::optional<std::vector<int64_t>> fallback = std::nullopt);
 };

@@ -40,10 +40,9 @@ std::map<int64_t, db::Run> one_value(const std::map<int64_t, db::Run>& runs, con
     return kept;
   }
   if (distinct(runs, field) > 1)
-    throw Error(
-        fmt::format("{} validator: the results of {} on {} come from several {}: {}; a dispatch header "
-                    "must not mix them: pass {} to choose one",
-                    validator, family, arch, what, runs_by_value(runs, field), option));
+    throw Error(fmt::format("{} validator: the results of {} on {} come from several {}: {}; a dispatch header "
+                            "must not mix them: pass {} to choose one",
+                            validator, family, arch, what, runs_by_value(runs, field), option));
   return runs;
 }
 

@@ -76,7 +76,6 @@ class TempFile {
   int fd_ = -1;
 };
 
-
 // True when `path` holds an SQLite database: `--out` naming the `--db` would replace it.
 bool is_database(const std::string& path) {
   static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes, the NUL included
@@ -108,7 +107,8 @@ Target checked_target(const std::string& given) {
   }
   const std::string path = link.string();
   const auto status = fs::status(path, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw Error(fmt::format("cannot write {}: {}", given, ec.message()));
   if (fs::is_directory(status)) throw Error(fmt::format("{} is a directory, not a file", given));
   if (is_database(path))
     throw Error(fmt::format("{} is an SQLite database (the --db?), not a file ktune writes: it is left alone", given));

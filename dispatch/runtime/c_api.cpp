@@ -28,8 +28,7 @@ std::vector<std::string> package_roots() {
   if (auto dir = env("KTUNE_PACKAGE_DIR")) roots.push_back(*dir);
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&ktune_runtime_info), &info) != 0 && info.dli_fname != nullptr)
-    roots.push_back(
-        (std::filesystem::path(info.dli_fname).parent_path().parent_path() / "share" / "ktune").string());
+    roots.push_back((std::filesystem::path(info.dli_fname).parent_path().parent_path() / "share" / "ktune").string());
   roots.push_back(KTUNE_RUNTIME_BUILD_PACKAGE_ROOT);
   return roots;
 }

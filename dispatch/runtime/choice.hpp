@@ -18,12 +18,12 @@ using Values = std::array<int64_t, kMaxFields>;  // fields in order; the unused 
 
 // A program holding the kernels of one winner: a packaged file, or bytes compiled at run time.
 struct CodeObject {
-  std::string_view package;    // "<family>-<arch>": the package directory it belongs to
-  std::string_view file;       // "<xxh64>.cubin" / ".hsaco" in that directory; empty: `code` holds it
+  std::string_view package;             // "<family>-<arch>": the package directory it belongs to
+  std::string_view file;                // "<xxh64>.cubin" / ".hsaco" in that directory; empty: `code` holds it
   const char* const* name_expressions;  // the template instances it holds; [0] is the main kernel
   const char* const* symbols;           // the lowered name of each
   size_t count;
-  std::string_view code;       // run-time compiled bytes (file empty)
+  std::string_view code;  // run-time compiled bytes (file empty)
 };
 
 // What a launch needs of a kernel. `object` is null for a winner of the override table that no

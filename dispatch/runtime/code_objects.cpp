@@ -16,16 +16,16 @@ CodeObjectCache::~CodeObjectCache() {
 
 std::string CodeObjectCache::read(const CodeObject& object) const {
   for (const auto& root : roots_) {
-    for (const auto& path : {std::filesystem::path(root) / object.package / object.file,
-                             std::filesystem::path(root) / object.file}) {
+    for (const auto& path :
+         {std::filesystem::path(root) / object.package / object.file, std::filesystem::path(root) / object.file}) {
       std::ifstream in(path, std::ios::binary);
       if (!in) continue;
       std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
       // The file is named by the xxh64 of its bytes: a truncated or replaced file is refused.
       const auto hash = fmt::format("{:016x}", XXH64(bytes.data(), bytes.size(), 0));
       if (!object.file.starts_with(hash))
-        throw MissingCodeObject(fmt::format(
-            "code object {} is corrupt: its bytes hash to {} (re-install the package)", path.string(), hash));
+        throw MissingCodeObject(fmt::format("code object {} is corrupt: its bytes hash to {} (re-install the package)",
+                                            path.string(), hash));
       return bytes;
     }
   }
@@ -37,8 +37,8 @@ std::string CodeObjectCache::read(const CodeObject& object) const {
 LoadedKernels CodeObjectCache::get(const GpuApi& api, const Device& device, const CodeObject& object,
                                    size_t shared_bytes) {
   if (object.count == 0 || object.count > kMaxKernels)
-    throw Error(fmt::format("code object {} holds {} kernels, the runtime launches 1 to {}", object.file,
-                            object.count, kMaxKernels));
+    throw Error(fmt::format("code object {} holds {} kernels, the runtime launches 1 to {}", object.file, object.count,
+                            kMaxKernels));
   std::lock_guard lock(mutex_);
   const auto key = std::make_pair(device.id, &object);
   if (auto it = loaded_.find(key); it != loaded_.end()) return it->second.kernels;

@@ -11,8 +11,8 @@
 
 namespace ktune::runtime {
 
-ktune_status report(ktune_result* out, ktune_status status, std::string_view message, const Choice* choice,
-                    int splits, bool from_override) noexcept {
+ktune_status report(ktune_result* out, ktune_status status, std::string_view message, const Choice* choice, int splits,
+                    bool from_override) noexcept {
   if (out == nullptr) return status;
   *out = ktune_result{};
   out->status = status;
@@ -42,7 +42,8 @@ const CodeObject* find_code_object(std::span<const CompiledTable* const> tables,
   if (t == nullptr) return nullptr;
   for (const CodeObject& object : t->code_objects) {
     bool same = object.count == count;
-    for (size_t i = 0; same && i < count; ++i) same = std::string_view(object.name_expressions[i]) == name_expressions[i];
+    for (size_t i = 0; same && i < count; ++i)
+      same = std::string_view(object.name_expressions[i]) == name_expressions[i];
     if (same) return &object;
   }
   return nullptr;
@@ -72,7 +73,8 @@ Engine::Current Engine::current() {
     auto it = devices_.find(id);
     if (it == devices_.end()) {
       DeviceState state{api->describe(id), {}};
-      for (const RuntimeFamily* f : families()) state.tables[f->index] = find_table(setup_.tables, *f, state.device.arch);
+      for (const RuntimeFamily* f : families())
+        state.tables[f->index] = find_table(setup_.tables, *f, state.device.arch);
       it = devices_.emplace(id, std::move(state)).first;
     }
     return {api.get(), &it->second.device, &it->second};
@@ -160,7 +162,8 @@ ktune_status Engine::override_status(ktune_result& out) noexcept {
       return report(&out, KTUNE_INVALID_ARGUMENT,
                     fmt::format("{}{}{}{}", used, used.empty() ? "" : "; ", fmt::join(refused, "; "), none));
     if (!in_use.empty()) return report(&out, KTUNE_OK, used + none);
-    return report(&out, KTUNE_UNSUPPORTED, fmt::format("KTUNE_DB={} has results of no family{}", *setup_.override_db, none));
+    return report(&out, KTUNE_UNSUPPORTED,
+                  fmt::format("KTUNE_DB={} has results of no family{}", *setup_.override_db, none));
   } catch (const std::exception& e) {
     return report(&out, KTUNE_LAUNCH_FAILED, e.what());
   }
@@ -197,8 +200,8 @@ ktune_status Engine::load(const RuntimeFamily& family, const Selected& s, Loaded
     if (!family.takes_runtime_arguments(*object))
       return stop(KTUNE_NO_CODE_OBJECT,
                   Message("the kernel {} does not take the arguments this runtime passes: rebuild ktune_runtime "
-                              "with the ktune that made the package",
-                              object->symbols[0]));
+                          "with the ktune that made the package",
+                          object->symbols[0]));
     kernels = cache_.get(*s.current.api, *s.current.device, *object, static_cast<size_t>(kc.shared_bytes));
   } catch (const MissingCodeObject& e) {
     return stop(KTUNE_NO_CODE_OBJECT, e.what());

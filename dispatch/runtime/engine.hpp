@@ -46,7 +46,7 @@ class Engine {
     std::vector<std::string> package_roots;     // where code object files are looked for
     std::optional<std::string> override_db;     // KTUNE_DB; read at a family's first call that selects
     std::vector<const CompiledTable*> tables = {compiled_tables().begin(), compiled_tables().end()};
-    JitCompilerFor jit;                          // compiles unpackaged KTUNE_DB winners; empty: off
+    JitCompilerFor jit;  // compiles unpackaged KTUNE_DB winners; empty: off
   };
   explicit Engine(Setup setup);
 
@@ -108,8 +108,8 @@ class Engine {
   std::string_view precondition_violated(const RuntimeFamily& family, const Values& key, const KernelChoice& kernel,
                                          std::string& scratch);
   // Launches `kernels[i]` with `launches[i]` and `args[i]`, in order.
-  ktune_status launch(const Selected& s, const LoadedKernels& kernels, std::span<const Launch> launches,
-                      void* stream, void** const* args, ktune_result& out, int splits = 0) noexcept;
+  ktune_status launch(const Selected& s, const LoadedKernels& kernels, std::span<const Launch> launches, void* stream,
+                      void** const* args, ktune_result& out, int splits = 0) noexcept;
 
   struct Override {
     std::once_flag once;
@@ -120,7 +120,7 @@ class Engine {
   Setup setup_;
   CodeObjectCache cache_;
   std::unique_ptr<JitCodeObjects> jit_;
-  std::array<std::string, kFamilies> unknown_arch_;  // per family
+  std::array<std::string, kFamilies> unknown_arch_;   // per family
   std::array<std::string, kFamilies> template_hash_;  // per family: what KTUNE_DB is checked against
   std::mutex devices_mutex_;
   std::map<const void*, DeviceState> devices_;

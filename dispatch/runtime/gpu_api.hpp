@@ -15,7 +15,7 @@ struct Device {
   // destroyed one's address gets another). HIP: the device ordinal + 1 (after hipDeviceReset,
   // which unloads every module, a process must not call the runtime again).
   const void* id = nullptr;
-  std::string arch;          // "sm_90a", "gfx942": the dispatch table's arch
+  std::string arch;  // "sm_90a", "gfx942": the dispatch table's arch
   int compute_units = 0;
   bool overlapping_launches = false;  // Launch::overlaps_previous takes effect (CUDA, 9.0 on)
 };

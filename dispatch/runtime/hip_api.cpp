@@ -59,16 +59,14 @@ class HipApi final : public GpuApi {
   // AMD has no opt-in shared memory beyond the default limit: nothing to raise.
   void* function(void* module, const std::string& symbol, size_t) const override {
     hipFunction_t f = nullptr;
-    check(hipModuleGetFunction(&f, static_cast<hipModule_t>(module), symbol.c_str()),
-          "hipModuleGetFunction " + symbol);
+    check(hipModuleGetFunction(&f, static_cast<hipModule_t>(module), symbol.c_str()), "hipModuleGetFunction " + symbol);
     return f;
   }
 
   // (Device::overlapping_launches is false here: every launch waits for the one ahead.)
   void launch(void* function, const Launch& l, void* stream, void** args) const override {
     check(hipModuleLaunchKernel(static_cast<hipFunction_t>(function), l.grid[0], l.grid[1], l.grid[2], l.block, 1, 1,
-                                static_cast<unsigned>(l.shared_bytes), static_cast<hipStream_t>(stream), args,
-                                nullptr),
+                                static_cast<unsigned>(l.shared_bytes), static_cast<hipStream_t>(stream), args, nullptr),
           "hipModuleLaunchKernel");
   }
 

@@ -37,8 +37,8 @@ void JitCodeObjects::compile(Entry& e, const RuntimeFamily& family, std::string_
                                 "against ({}): cannot compile its winner",
                                 hash, template_hash));
   const auto compiler = compiler_for_(arch);
-  const backend::CompileRequest req{jit::render(f.template_file()), basename(f.template_file()), e.names,
-                                    std::string(arch), {}};
+  const backend::CompileRequest req{
+      jit::render(f.template_file()), basename(f.template_file()), e.names, std::string(arch), {}};
   backend::CompileResult result;
   try {
     result = compiler->compile(req);
@@ -81,9 +81,9 @@ const CodeObject& JitCodeObjects::get(const RuntimeFamily& family, std::string_v
     try {
       compile(*e, family, arch, template_hash);
     } catch (const std::exception& x) {
-      e->error = fmt::format("compiling the KTUNE_DB winner {}{} for {} at run time failed: {}", e->names[0],
-                             e->names.size() > 1 ? fmt::format(" (+{} kernels)", e->names.size() - 1) : "", arch,
-                             x.what());
+      e->error =
+          fmt::format("compiling the KTUNE_DB winner {}{} for {} at run time failed: {}", e->names[0],
+                      e->names.size() > 1 ? fmt::format(" (+{} kernels)", e->names.size() - 1) : "", arch, x.what());
     }
   });
   if (!e->error.empty()) throw JitFailed(e->error);

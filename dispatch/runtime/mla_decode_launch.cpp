@@ -51,12 +51,11 @@ int splits_of(const ktune_mla_decode_args& a, const KernelChoice& kc, int comput
 
 ktune_status check_shape(const ktune_mla_decode_args& a, ktune_result& out) {
   const auto& k = a.key;
-  if (k.heads < 1 || k.block_len < 1 || k.batch < 1 || a.page_size < 1 || a.max_pages < 1 ||
-      a.max_kv_len < k.block_len)
+  if (k.heads < 1 || k.block_len < 1 || k.batch < 1 || a.page_size < 1 || a.max_pages < 1 || a.max_kv_len < k.block_len)
     return report(&out, KTUNE_INVALID_ARGUMENT,
                   Message("need heads, block_len, batch, page_size, max_pages >= 1 and max_kv_len >= block_len; "
-                              "got heads={} block_len={} batch={} page_size={} max_pages={} max_kv_len={}",
-                              k.heads, k.block_len, k.batch, a.page_size, a.max_pages, a.max_kv_len));
+                          "got heads={} block_len={} batch={} page_size={} max_pages={} max_kv_len={}",
+                          k.heads, k.block_len, k.batch, a.page_size, a.max_pages, a.max_kv_len));
   return KTUNE_OK;
 }
 
@@ -96,15 +95,19 @@ ktune_status Engine::mla_decode(const ktune_mla_decode_args& a, ktune_result& ou
   if (a.workspace_bytes < workspace_bytes || (workspace_bytes > 0 && a.workspace == nullptr))
     return report(&out, KTUNE_INVALID_ARGUMENT,
                   Message("this launch splits the keys {} ways and needs {} bytes of workspace, got {} at {} "
-                              "(ask ktune_mla_decode_workspace_size)",
-                              splits, workspace_bytes, a.workspace_bytes, a.workspace),
+                          "(ask ktune_mla_decode_workspace_size)",
+                          splits, workspace_bytes, a.workspace_bytes, a.workspace),
                   &s.choice, splits, s.from_override);
   LoadedKernels kernels;
   if (const auto status = load(kMlaDecode, s, kernels, out, splits); !launched(status)) return status;
 
   const auto& k = a.key;
-  mla::LaunchProblem problem{static_cast<const uint16_t*>(a.q), static_cast<const uint8_t*>(a.kv_cache),
-                             a.block_table, a.kv_lens, static_cast<uint16_t*>(a.o), a.lse};
+  mla::LaunchProblem problem{static_cast<const uint16_t*>(a.q),
+                             static_cast<const uint8_t*>(a.kv_cache),
+                             a.block_table,
+                             a.kv_lens,
+                             static_cast<uint16_t*>(a.o),
+                             a.lse};
   if (splits > 1) {
     problem.part_o = static_cast<float*>(a.workspace);
     problem.part_lse = problem.part_o + static_cast<size_t>(splits) * rows_of(k) * mla::kValueDim;

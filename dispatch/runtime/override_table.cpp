@@ -54,11 +54,17 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
 
   t->rules_ = dispatch::SelectRules::of(family);
   for (const auto& f : table.key_fields)
-    t->out_of_range_.push_back(t->texts_.emplace_back(fmt::format(
-        "key field {} is out of range (KTUNE_DB: the family accepts [{}, {}])", f.name, f.min, f.max)).c_str());
-  t->cover_reason_ = t->texts_.emplace_back(fmt::format(
-      "not tuned: served by the kernel of the smallest larger tuned {} in KTUNE_DB (the kernel masks the padding)",
-      fmt::join(table.covering_fields, " / "))).c_str();
+    t->out_of_range_.push_back(
+        t->texts_
+            .emplace_back(fmt::format("key field {} is out of range (KTUNE_DB: the family accepts [{}, {}])", f.name,
+                                      f.min, f.max))
+            .c_str());
+  t->cover_reason_ =
+      t->texts_
+          .emplace_back(fmt::format(
+              "not tuned: served by the kernel of the smallest larger tuned {} in KTUNE_DB (the kernel masks the padding)",
+              fmt::join(table.covering_fields, " / ")))
+          .c_str();
 
   std::vector<std::string> parts;
   for (const auto& a : table.arches) {
@@ -76,19 +82,22 @@ std::unique_ptr<OverrideTable> OverrideTable::read(const std::string& db_path, c
         k.name_expressions = names.data();
         k.name_expression_count = names.size();
         if (k.object == nullptr)
-          k.unpackaged = t->texts_.emplace_back(fmt::format(
-              "the KTUNE_DB winner of {} on {} (config {}) is in no package of this library and compiling it at run "
-              "time is off (KTUNE_JIT=0): package the database with `ktune package --db {} --kernel {} --arch {}` "
-              "and rebuild, or point KTUNE_PACKAGE_DIR at such a package",
-              e.key.canonical(), a.arch, e.kernel->config.canonical(), db_path, family.name(), a.arch)).c_str();
+          k.unpackaged =
+              t->texts_
+                  .emplace_back(fmt::format(
+                      "the KTUNE_DB winner of {} on {} (config {}) is in no package of this library and compiling it at run "
+                      "time is off (KTUNE_JIT=0): package the database with `ktune package --db {} --kernel {} --arch {}` "
+                      "and rebuild, or point KTUNE_PACKAGE_DIR at such a package",
+                      e.key.canonical(), a.arch, e.kernel->config.canonical(), db_path, family.name(), a.arch))
+                  .c_str();
         exact.status = KTUNE_OK;
         exact.reason = "exact match (KTUNE_DB)";
         exact.kernel = &k;
       } else {
         const auto& g = *e.gap;
         exact.status = KTUNE_GAP;
-        std::string text = fmt::format("{} ({}){}", db::to_string(g.reason), g.source,
-                                       g.detail.empty() ? "" : ": " + g.detail);
+        std::string text =
+            fmt::format("{} ({}){}", db::to_string(g.reason), g.source, g.detail.empty() ? "" : ": " + g.detail);
         if (g.fallback) {
           exact.has_fallback_key = true;
           exact.fallback_key = padded(dispatch::values_of(*g.fallback));

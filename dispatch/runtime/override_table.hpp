@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "dispatch/row_select.hpp"
 #include "dispatch/runtime/choice.hpp"
 #include "dispatch/runtime/compiled_table.hpp"
-#include "dispatch/row_select.hpp"
 #include "dispatch/table.hpp"
 
 namespace ktune::runtime {
@@ -28,8 +28,8 @@ class OverrideTable {
   // refused among others is left out: refused()). `tables`: the compiled-in
   // packages, whose code objects its winners use.
   static std::unique_ptr<OverrideTable> read(const std::string& db_path, const RuntimeFamily& family,
-                                           std::string_view template_hash,
-                                           std::span<const CompiledTable* const> tables);
+                                             std::string_view template_hash,
+                                             std::span<const CompiledTable* const> tables);
 
   // nullopt when the database has no table for `arch`: the compiled-in table answers then.
   std::optional<Choice> select(std::string_view arch, const Values& key) const noexcept;
@@ -51,8 +51,8 @@ class OverrideTable {
 
   dispatch::Table table_;
   std::vector<Arch> arches_;
-  std::deque<std::string> texts_;             // the reasons choices point into (a deque never moves them)
-  std::deque<KernelChoice> kernels_;          // the kernels choices point to
+  std::deque<std::string> texts_;               // the reasons choices point into (a deque never moves them)
+  std::deque<KernelChoice> kernels_;            // the kernels choices point to
   std::deque<std::vector<const char*>> names_;  // their name expressions (into table_)
   std::vector<const char*> out_of_range_;
   dispatch::SelectRules rules_;

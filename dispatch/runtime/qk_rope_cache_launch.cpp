@@ -67,8 +67,8 @@ ktune_status check_shape(const ktune_qk_rope_cache_args& a, ktune_result& out) {
       !std::isfinite(a.k_scale) || !std::isfinite(a.q_scale))
     return report(&out, KTUNE_INVALID_ARGUMENT,
                   Message("need heads, tokens, table_rows >= 1 and finite k_scale, q_scale > 0; got heads={} "
-                              "tokens={} table_rows={} k_scale={} q_scale={}",
-                              k.heads, k.tokens, a.table_rows, a.k_scale, a.q_scale));
+                          "tokens={} table_rows={} k_scale={} q_scale={}",
+                          k.heads, k.tokens, a.table_rows, a.k_scale, a.q_scale));
   return KTUNE_OK;
 }
 
@@ -96,8 +96,8 @@ ktune_status Engine::qk_rope_cache_workspace_size(const ktune_qk_rope_cache_args
 }
 
 ktune_status Engine::qk_rope_cache(const ktune_qk_rope_cache_args& a, ktune_result& out) noexcept {
-  if (!a.q_nope || !a.q_pe || !a.kv_c || !a.k_pe || !a.positions || !a.slot_mapping || !a.cos_table ||
-      !a.sin_table || !a.kv_cache || !a.q_out)
+  if (!a.q_nope || !a.q_pe || !a.kv_c || !a.k_pe || !a.positions || !a.slot_mapping || !a.cos_table || !a.sin_table ||
+      !a.kv_cache || !a.q_out)
     return report(&out, KTUNE_INVALID_ARGUMENT,
                   "q_nope, q_pe, kv_c, k_pe, positions, slot_mapping, cos_table, sin_table, kv_cache and q_out must "
                   "not be null (an identity rope passes a 1-row table of cos 1, sin 0)");
@@ -111,8 +111,8 @@ ktune_status Engine::qk_rope_cache(const ktune_qk_rope_cache_args& a, ktune_resu
     if (const auto why = precondition_violated(kQkRopeCache, precondition_key(a), kc, scratch); !why.empty())
       return report(&out, KTUNE_INVALID_ARGUMENT,
                     Message("the selected kernel {} cannot serve this call: {} (table_rows={}; an identity rope "
-                                "calls with key rope=1)",
-                                kc.name_expressions[0], why, a.table_rows),
+                            "calls with key rope=1)",
+                            kc.name_expressions[0], why, a.table_rows),
                     &s.choice, 0, s.from_override);
     w = workspace_of(a.key, kc);
   } catch (const std::exception& e) {
@@ -121,15 +121,15 @@ ktune_status Engine::qk_rope_cache(const ktune_qk_rope_cache_args& a, ktune_resu
   if (a.workspace_bytes < w.bytes || (w.bytes > 0 && a.workspace == nullptr))
     return report(&out, KTUNE_INVALID_ARGUMENT,
                   Message("the selected kernel is the unfused baseline, which needs {} bytes of workspace, got {} "
-                              "at {} (ask ktune_qk_rope_cache_workspace_size)",
-                              w.bytes, a.workspace_bytes, a.workspace),
+                          "at {} (ask ktune_qk_rope_cache_workspace_size)",
+                          w.bytes, a.workspace_bytes, a.workspace),
                   &s.choice, 0, s.from_override);
   const size_t kernel_count = kc.config[kFused] != 0 ? 1 : unfused_kernels(a.key);
   if (kc.name_expression_count != kernel_count)
-    return report(&out, KTUNE_NO_CODE_OBJECT,
-                  Message("the selected kernel holds {} kernels, this call launches {}", kc.name_expression_count,
-                              kernel_count),
-                  &s.choice, 0, s.from_override);
+    return report(
+        &out, KTUNE_NO_CODE_OBJECT,
+        Message("the selected kernel holds {} kernels, this call launches {}", kc.name_expression_count, kernel_count),
+        &s.choice, 0, s.from_override);
   LoadedKernels kernels;
   if (const auto status = load(kQkRopeCache, s, kernels, out); !launched(status)) return status;
 

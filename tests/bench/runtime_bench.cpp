@@ -92,8 +92,8 @@ BENCHMARK_CAPTURE(BM_select_compiled, mla_decode_exact_for_arch, &kMlaDecode, kE
 BENCHMARK_CAPTURE(BM_select_compiled, qk_rope_cache_exact_for_arch, &kQkRopeCache, kRopeExact, KTUNE_OK, true);
 
 void BM_select_override(benchmark::State& state, ktune_mla_decode_key key, ktune_status expected) {
-  const auto table = OverrideTable::read(override_db().m.path(), kMlaDecode,
-                                         test::sm90_table(kMlaDecode).template_hash, compiled_tables());
+  const auto table = OverrideTable::read(override_db().m.path(), kMlaDecode, test::sm90_table(kMlaDecode).template_hash,
+                                         compiled_tables());
   std::string_view arch = "sm_90a";
   const auto first = table->select(arch, key_values(key));
   if (!answers(state, first ? first->status : KTUNE_UNSUPPORTED, expected, "override select")) return;

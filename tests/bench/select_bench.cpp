@@ -21,9 +21,9 @@ constexpr std::string_view kArch = "sm_90a";
 void run(benchmark::State& state, d::Key key, std::string_view arch, Kind expected, std::string_view reason) {
   const d::Selection first = d::select(arch, key);
   if (first.kind != expected || std::string_view(first.reason).find(reason) == std::string_view::npos) {
-    state.SkipWithError(("the key no longer takes this rule: got " + std::string(d::to_string(first.kind)) + ": " +
-                         first.reason)
-                            .c_str());
+    state.SkipWithError(
+        ("the key no longer takes this rule: got " + std::string(d::to_string(first.kind)) + ": " + first.reason)
+            .c_str());
     return;
   }
   for (auto _ : state) {

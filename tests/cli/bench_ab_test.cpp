@@ -21,11 +21,13 @@ class BenchAb : public ScriptTest {
   // A ktune whose n-th bench (counted in a file) takes 100 + n us; --heads 99 fails.
   std::string counting_ktune() {
     const std::string calls = dir.path() + "/calls";
-    const std::string fake = dir.write(
-        "ktune", "#!/bin/sh\n"
-                 "case \"$*\" in *--heads\\ 99*) echo 'ktune: error: no such key' >&2; exit 1;; esac\n"
-                 "n=$(cat '" + calls + "' 2>/dev/null || echo 0); echo $((n + 1)) > '" + calls + "'\n"
-                 "echo \"{\\\"median_us\\\": $((100 + n))}\"\n");
+    const std::string fake =
+        dir.write("ktune", "#!/bin/sh\n"
+                           "case \"$*\" in *--heads\\ 99*) echo 'ktune: error: no such key' >&2; exit 1;; esac\n"
+                           "n=$(cat '" +
+                               calls + "' 2>/dev/null || echo 0); echo $((n + 1)) > '" + calls +
+                               "'\n"
+                               "echo \"{\\\"median_us\\\": $((100 + n))}\"\n");
     EXPECT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
     return fake;
   }
@@ -71,7 +73,8 @@ TEST_F(BenchAb, AnUnverifiedTimeFailsItsCase) {
 }
 
 TEST_F(BenchAb, AProbeSideFollowsMainsInEveryRoundAndMeetsItsCaseByLabel) {
-  const auto r = run_ab("h12 | --heads 12\nh16 | --heads 16\n", "h16 | --heads 16\nh12 keys=32 | --heads 12 --keys 32\n", 2);
+  const auto r =
+      run_ab("h12 | --heads 12\nh16 | --heads 16\n", "h16 | --heads 16\nh12 keys=32 | --heads 12 --keys 32\n", 2);
   ASSERT_EQ(r.status, 0) << r.output;
   // Calls 0..7: round 0 main h12 100, h16 101, probe h16 102, h12 keys=32 103; round 1 104..107.
   EXPECT_TRUE(contains(r.output, "| h16 | 103.0 | 104.0 | 1.010 | 101.0, 105.0 | 102.0, 106.0 | `--heads 16` |"))

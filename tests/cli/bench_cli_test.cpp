@@ -42,8 +42,8 @@ TEST(BenchCli, WithoutADeviceFailsClearly) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "no GPU to benchmark on")) << r.output;
   EXPECT_TRUE(contains(r.output, "ktune compile --kernel mla_decode")) << r.output;
-  auto text_key = bench_config("--key 'heads=16 block_len=1 causal=0 kv_dtype=bf16 batch=32' --shape 'ctx=4096'", kConfig,
-                               "--arch sm_90a");
+  auto text_key = bench_config("--key 'heads=16 block_len=1 causal=0 kv_dtype=bf16 batch=32' --shape 'ctx=4096'",
+                               kConfig, "--arch sm_90a");
   EXPECT_EQ(text_key.status, 1) << text_key.output;
   EXPECT_TRUE(contains(text_key.output, "no GPU to benchmark on")) << "a valid key as text: " << text_key.output;
 }
@@ -147,7 +147,8 @@ TEST(BenchCli, DatabaseGivesTheWinnerOfExactlyTheKey) {
   const auto db = tuned_db(dir);
   auto untuned = bench("--heads 32 --block-len 1 --causal 0 --kv-dtype bf16 --batch 32 --arch sm_90a --db " + db);
   EXPECT_EQ(untuned.status, 1) << untuned.output;
-  EXPECT_TRUE(contains(untuned.output, "key heads=32 block_len=1 causal=0 kv_dtype=bf16 batch=32 on sm_90a is not tuned"))
+  EXPECT_TRUE(
+      contains(untuned.output, "key heads=32 block_len=1 causal=0 kv_dtype=bf16 batch=32 on sm_90a is not tuned"))
       << untuned.output;
   auto gap = bench("--heads 16 --block-len 2 --causal 0 --kv-dtype fp8_e4m3fn --batch 32 --arch sm_90a --db " + db);
   EXPECT_EQ(gap.status, 1) << gap.output;
@@ -162,7 +163,8 @@ TEST(BenchCli, DatabaseGivesTheWinnerOfExactlyTheKey) {
   EXPECT_TRUE(contains(tuned.output, "no GPU to benchmark on")) << "the winner passes the checks: " << tuned.output;
   EXPECT_FALSE(contains(tuned.output, "do not compare")) << "timed at the database's shape: " << tuned.output;
   // The database timed the winner at ctx 4096: at another shape its time is no comparison.
-  auto longer = bench("--heads 16 --block-len 1 --causal 0 --kv-dtype bf16 --batch 32 --ctx 8192 --arch sm_90a --db " + db);
+  auto longer =
+      bench("--heads 16 --block-len 1 --causal 0 --kv-dtype bf16 --batch 32 --ctx 8192 --arch sm_90a --db " + db);
   EXPECT_TRUE(contains(longer.output, "at shape ctx=4096 page_size=64 batch=0 ragged=0 (12.00 us); this bench times "
                                       "shape ctx=8192 page_size=64 batch=32 ragged=0, so the two times do not compare"))
       << longer.output;

@@ -18,16 +18,16 @@ std::string bench_object(double median_us, double frac_copy_bw, double tflops) {
   std::ostringstream s;
   s << R"({"config": {"rows": 16, "math": "mma"}, "device": {"name": "Test GPU"}, "copy_gbps": 4000.0, )"
     << R"("matrix_probe": "test mma", "matrix_tflops": 600.0, "median_us": )" << median_us
-    << R"(, "p10_us": 1.0, "p90_us": 2.0, "gbps": 3000.0, "frac_copy_bw": )" << frac_copy_bw
-    << R"(, "tflops": )" << tflops << R"(, "frac_matrix": 0.5})";
+    << R"(, "p10_us": 1.0, "p90_us": 2.0, "gbps": 3000.0, "frac_copy_bw": )" << frac_copy_bw << R"(, "tflops": )"
+    << tflops << R"(, "frac_matrix": 0.5})";
   return s.str();
 }
 
 // The same as bench_table --json-out writes it: label, target and command first.
 std::string bench_row(const std::string& label, const std::string& target, double median_us, double frac_copy_bw,
                       double tflops) {
-  return R"({"label": ")" + label + R"(", "target": ")" + target + R"(", "command": "ktune bench )" + label +
-         R"(", )" + bench_object(median_us, frac_copy_bw, tflops).substr(1);
+  return R"({"label": ")" + label + R"(", "target": ")" + target + R"(", "command": "ktune bench )" + label + R"(", )" +
+         bench_object(median_us, frac_copy_bw, tflops).substr(1);
 }
 
 // The table without the "+ command" lines the run mode traces on stderr.
@@ -48,14 +48,13 @@ class BenchTable : public ScriptTest {
 };
 
 TEST_F(BenchTable, TargetsAreJudgedOnEachSideOfTheirThreshold) {
-  const auto r = render(bench_row("base", ">= 90% copy bandwidth", 100, 0.90, 100) + "\n" +
-                        bench_row("short", ">= 90% copy bandwidth", 100, 0.899, 100) + "\n" +
-                        bench_row("same", "<= 1.15 x base", 115, 0.5, 100) + "\n" +
-                        bench_row("slower", "<= 1.15 x base", 116, 0.5, 100) + "\n" +
-                        bench_row("barely", "<= 1.15 x base", 115.1, 0.5, 100) + "\n" +
-                        bench_row("fast", ">= 450 TFLOP/s", 100, 0.5, 450) + "\n" +
-                        bench_row("slow", ">= 450 TFLOP/s", 100, 0.5, 449.9) + "\n" +
-                        bench_row("orphan", "<= 1 x nobody", 100, 0.5, 100) + "\n");
+  const auto r = render(
+      bench_row("base", ">= 90% copy bandwidth", 100, 0.90, 100) + "\n" +
+      bench_row("short", ">= 90% copy bandwidth", 100, 0.899, 100) + "\n" +
+      bench_row("same", "<= 1.15 x base", 115, 0.5, 100) + "\n" + bench_row("slower", "<= 1.15 x base", 116, 0.5, 100) +
+      "\n" + bench_row("barely", "<= 1.15 x base", 115.1, 0.5, 100) + "\n" +
+      bench_row("fast", ">= 450 TFLOP/s", 100, 0.5, 450) + "\n" + bench_row("slow", ">= 450 TFLOP/s", 100, 0.5, 449.9) +
+      "\n" + bench_row("orphan", "<= 1 x nobody", 100, 0.5, 100) + "\n");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Device: Test GPU; copy bandwidth measured in each run (first: 4000 GB/s)."))
       << r.output;
@@ -80,8 +79,8 @@ TEST_F(BenchTable, AnotherDevicesTargetIsShownButNotJudged) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth on Test GPU | 95.0% | yes |")) << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth on Test GPU | 50.0% | **no** |")) << r.output;
-  EXPECT_TRUE(contains(r.output,
-                       "| >= 90% copy bandwidth on Other GPU | 95.0% (the target is the Other GPU's) | n/a |"))
+  EXPECT_TRUE(
+      contains(r.output, "| >= 90% copy bandwidth on Other GPU | 95.0% (the target is the Other GPU's) | n/a |"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "| <= 0.5 x here on Other GPU | 1.000 x (the target is the Other GPU's) | n/a |"))
       << r.output;
@@ -126,7 +125,8 @@ TEST_F(BenchTable, RunsEachCaseAndKeepsWhatItMeasured) {
   const std::string fake =
       dir.write("ktune", "#!/bin/sh\n"
                          "case \"$*\" in *--heads\\ 99*) echo 'ktune: error: no such key' >&2; exit 1;; esac\n"
-                         "echo '" + bench_object(100, 0.95, 100) + "'\n");
+                         "echo '" +
+                             bench_object(100, 0.95, 100) + "'\n");
   ASSERT_EQ(std::system(("chmod +x '" + fake + "'").c_str()), 0);
   const std::string cases = dir.write("cases.txt", "# label | flags | target\n"
                                                    "good | --heads 16 | >= 90% copy bandwidth\n"
@@ -137,11 +137,12 @@ TEST_F(BenchTable, RunsEachCaseAndKeepsWhatItMeasured) {
                              "' --json-out '" + jsonl + "'");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "| good | rows=16 math=mma | 100.0 |")) << r.output;
-  EXPECT_TRUE(contains(r.output,
-                       "| bad | | | | | | | | | >= 90% copy bandwidth | error: ktune: error: no such key | no |"))
+  EXPECT_TRUE(
+      contains(r.output, "| bad | | | | | | | | | >= 90% copy bandwidth | error: ktune: error: no such key | no |"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "| >= 90% copy bandwidth on Other GPU | error: ktune: error: no such key | n/a |"))
-      << "another device's target fails no verdict here:\n" << r.output;
+      << "another device's target fails no verdict here:\n"
+      << r.output;
   EXPECT_TRUE(contains(r.output, fake + " bench --kernel mla_decode --heads 16 --db x.db --json")) << r.output;
   const auto again = run_command(bench_table() + " --from-jsonl '" + jsonl + "'");
   ASSERT_EQ(again.status, 0) << again.output;

@@ -107,8 +107,8 @@ inline bool has_gpu() {
 using CliTempDir = ::ktune::test_support::TempDir;
 
 // Skips (saying why) when the compiler for `arch` cannot run on this machine.
-#define SKIP_WITHOUT_COMPILER(result, arch)                                                    \
-  if (contains((result).output, "cannot compile for " arch))                                   \
+#define SKIP_WITHOUT_COMPILER(result, arch)                  \
+  if (contains((result).output, "cannot compile for " arch)) \
   GTEST_SKIP() << "no compiler for " arch " here: " << (result).output
 
 // The command line that runs scripts/NAME (a Python script) of this source tree.

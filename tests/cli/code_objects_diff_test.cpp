@@ -41,8 +41,8 @@ class CodeObjectsDiff : public ScriptTest {
                      dir.path() + "/" + name + "'");
   }
   CliResult diff(const std::string& a, const std::string& b) {
-    return run_command(python_script("code_objects_diff.py") + " '" + dir.path() + "/" + a + "' '" + dir.path() +
-                       "/" + b + "'");
+    return run_command(python_script("code_objects_diff.py") + " '" + dir.path() + "/" + a + "' '" + dir.path() + "/" +
+                       b + "'");
   }
   // Compiles the three caches for `arch`: embedded, a comment added, the comparison changed.
   void compile_three(const std::string& arch) {
@@ -84,7 +84,8 @@ TEST_F(CodeObjectsDiff, KernelsOfOneCacheOnlyAreReported) {
   const auto probe = compile("sm_90a", "main");
   SKIP_WITHOUT_COMPILER(probe, "sm_90a");
   ASSERT_EQ(run_ktune("compile --kernel qk_rope_cache --space smoke --arch sm_90a --heads 16 --where q_dtype=bf16 "
-                      "--where rope=full --where threads=128,256 --cache-dir '" + dir.path() + "/more'")
+                      "--where rope=full --where threads=128,256 --cache-dir '" +
+                      dir.path() + "/more'")
                 .status,
             0);
   const auto r = diff("main", "more");
@@ -106,7 +107,10 @@ TEST_F(CodeObjectsDiff, WhatIsNoCacheIsRefused) {
   const auto text = diff("text", "text");
   EXPECT_EQ(text.status, 2) << text.output;
   EXPECT_TRUE(contains(text.output, "holds no 64-bit little-endian ELF code object")) << text.output;
-  dir.write("text/ab/abcd.kco", std::string("KTCOBJ01\x7f" "ELF\x02\x01", 14) + "truncated");
+  dir.write("text/ab/abcd.kco", std::string("KTCOBJ01\x7f"
+                                            "ELF\x02\x01",
+                                            14) +
+                                    "truncated");
   const auto truncated = diff("text", "text");
   EXPECT_EQ(truncated.status, 2) << truncated.output;
   EXPECT_TRUE(contains(truncated.output, "malformed ELF code object")) << truncated.output;

@@ -24,8 +24,8 @@ TEST(CompileCli, SmokeSpaceCompilesForGfx90aAndThenComesFromTheCache) {
   // The counts the space files leave to the tool: keys and candidates, programs and their time.
   EXPECT_TRUE(std::regex_search(first.output, std::regex(R"(; [1-9]\d* keys, [1-9]\d* candidates, \d+ infeasible\n)")))
       << first.output;
-  EXPECT_TRUE(std::regex_search(first.output,
-                                std::regex(R"(compile: [1-9]\d* programs: .*; (\d+h\d+m|\d+m\d+s|\d+s)\n)")))
+  EXPECT_TRUE(
+      std::regex_search(first.output, std::regex(R"(compile: [1-9]\d* programs: .*; (\d+h\d+m|\d+m\d+s|\d+s)\n)")))
       << first.output;
 
   auto second = run_ktune("compile --kernel mla_decode --space smoke --arch gfx90a", env);
@@ -38,7 +38,8 @@ TEST(CompileCli, SmokeSpaceCompilesForGfx90aAndThenComesFromTheCache) {
 TEST(CompileCli, ACacheThatCannotStoreIsAWarning) {
   CliTempDir cache;
   for (int shard = 0; shard < 256; ++shard) std::ofstream(fmt::format("{}/{:02x}", cache.path(), shard)) << "";
-  auto r = run_ktune("compile --kernel qk_rope_cache --space smoke --arch gfx90a --heads 16", "KTUNE_CACHE_DIR=" + cache.path());
+  auto r = run_ktune("compile --kernel qk_rope_cache --space smoke --arch gfx90a --heads 16",
+                     "KTUNE_CACHE_DIR=" + cache.path());
   SKIP_WITHOUT_COMPILER(r, "gfx90a");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, " 0 failed")) << r.output;
@@ -48,8 +49,9 @@ TEST(CompileCli, ACacheThatCannotStoreIsAWarning) {
 
 TEST(CompileCli, FilteredSpaceCompilesForSm90a) {
   CliTempDir cache;
-  auto r = run_ktune("compile --kernel mla_decode --space smoke --arch sm_90a --heads 16 --block-len 2 --kv-dtype fp8_e4m3fn",
-                     "KTUNE_CACHE_DIR=" + cache.path());
+  auto r = run_ktune(
+      "compile --kernel mla_decode --space smoke --arch sm_90a --heads 16 --block-len 2 --kv-dtype fp8_e4m3fn",
+      "KTUNE_CACHE_DIR=" + cache.path());
   SKIP_WITHOUT_COMPILER(r, "sm_90a");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, " 0 failed")) << r.output;
@@ -58,7 +60,8 @@ TEST(CompileCli, FilteredSpaceCompilesForSm90a) {
 TEST(CompileCli, CompilerErrorsFailTheCommandWithTheirLog) {
   CliTempDir tmp;
   fs::copy(fs::path(KTUNE_SOURCE_DIR) / "templates", tmp.path() + "/templates", fs::copy_options::recursive);
-  std::ofstream(tmp.path() + "/templates/mla_decode/mla_decode.hip", std::ios::app) << "\n#error planted by the cli test\n";
+  std::ofstream(tmp.path() + "/templates/mla_decode/mla_decode.hip", std::ios::app)
+      << "\n#error planted by the cli test\n";
   auto r = run_ktune("--templates " + tmp.path() +
                          "/templates compile --kernel mla_decode --space smoke --arch gfx90a --no-cache --heads 16 "
                          "--block-len 1 --causal 0 --kv-dtype bf16",
@@ -71,7 +74,8 @@ TEST(CompileCli, CompilerErrorsFailTheCommandWithTheirLog) {
 
   // The global option also works after the verb.
   auto after = run_ktune("compile --kernel mla_decode --space smoke --arch gfx90a --no-cache --heads 16 --block-len 1 "
-                         "--causal 0 --kv-dtype bf16 --templates " + tmp.path() + "/templates",
+                         "--causal 0 --kv-dtype bf16 --templates " +
+                             tmp.path() + "/templates",
                          "");
   EXPECT_NE(after.status, 0) << after.output;
   EXPECT_TRUE(contains(after.output, "planted by the cli test")) << after.output;

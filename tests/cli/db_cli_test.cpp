@@ -161,7 +161,8 @@ TEST(DbCli, QueryGainByAKeyFieldGivesOneRowPerValue) {
 
   const auto unknown = run_ktune_args({"query", "--db", db_path, "--gain", "--gain-by", "dtype"});
   EXPECT_NE(unknown.status, 0);
-  EXPECT_THAT(unknown.err, AllOf(HasSubstr("--gain-by dtype"), HasSubstr("no key field 'dtype'"), HasSubstr("kv_dtype")));
+  EXPECT_THAT(unknown.err,
+              AllOf(HasSubstr("--gain-by dtype"), HasSubstr("no key field 'dtype'"), HasSubstr("kv_dtype")));
   const auto alone = run_ktune_args({"query", "--db", db_path, "--gain-by", "kv_dtype"});
   EXPECT_NE(alone.status, 0) << "--gain-by is a form of --gain";
 }
@@ -196,8 +197,8 @@ TEST(DbCli, AFilterValueTheDatabaseHasNothingOfIsNoted) {
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out).size(), 0u);
   EXPECT_THAT(o.err, HasSubstr("has no kernel 'mla_decod' (it has mla_decode)"));
-  for (const std::vector<std::string>& verb : {std::vector<std::string>{"query", "--winners"}, {"query", "--gain"},
-                                                {"gaps"}}) {
+  for (const std::vector<std::string>& verb :
+       {std::vector<std::string>{"query", "--winners"}, {"query", "--gain"}, {"gaps"}}) {
     auto args = verb;
     for (const char* a : {"--db", db.c_str(), "--arch", "sm90a", "--device", "H200"}) args.emplace_back(a);
     o = run_ktune_args(args);
@@ -217,16 +218,19 @@ TEST(DbCli, AFilterValueTheDatabaseHasNothingOfIsNoted) {
 TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
   test::TempDir dir;
   const auto db = dir.file("gaps.db");  // created by gap add
-  const std::vector<std::string> identity = {"--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
-                                             "heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32",
+  const std::vector<std::string> identity = {"--db",     db,
+                                             "--kernel", "mla_decode",
+                                             "--arch",   "gfx942",
+                                             "--key",    "heads=16 block_len=2 causal=0 kv_dtype=fp8_e4m3fn batch=32",
                                              "--source", "aiter 0.1.19 has no fp8 2-token non-causal fold"};
   auto with = [](std::vector<std::string> head, const std::vector<std::string>& tail) {
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
   };
-  auto o = run_ktune_args(with({"gap", "add"}, with(identity, {"--fallback", "heads=16,block_len=1,causal=0,"
-                                                                          "kv_dtype=fp8_e4m3fn,batch=64",
-                                                           "--note", "flatten the block to L = 1 rows"})));
+  auto o = run_ktune_args(with({"gap", "add"}, with(identity, {"--fallback",
+                                                               "heads=16,block_len=1,causal=0,"
+                                                               "kv_dtype=fp8_e4m3fn,batch=64",
+                                                               "--note", "flatten the block to L = 1 rows"})));
   ASSERT_EQ(o.status, 0) << o.err;
 
   o = run_ktune_args({"gaps", "--db", db, "--format", "json"});
@@ -253,11 +257,11 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
 
   const auto before = test::fingerprint(db);
   o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
-                  "heads=16 block_len=2 causal=0 kv_dtype=fp9 batch=32", "--source", "typo"});
+                      "heads=16 block_len=2 causal=0 kv_dtype=fp9 batch=32", "--source", "typo"});
   EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("--key"), HasSubstr("kv_dtype"), HasSubstr("fp8_e4m3fnuz")));
   o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
-                  "heads=0 block_len=2 causal=0 kv_dtype=bf16 batch=32", "--source", "range"});
+                      "heads=0 block_len=2 causal=0 kv_dtype=bf16 batch=32", "--source", "range"});
   EXPECT_EQ(o.status, 1);
   EXPECT_THAT(o.err, AllOf(HasSubstr("heads"), HasSubstr("[1, 128]")));
   // A fallback to the gap's own key (written another way) would send its callers round in a loop.
@@ -265,8 +269,9 @@ TEST(DbCli, DeclaredGapsAreAddedListedAndRemoved) {
                       "heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32", "--source", "loop", "--fallback",
                       "batch=32,kv_dtype=bf16,causal=0,block_len=4,heads=16"});
   EXPECT_EQ(o.status, 1);
-  EXPECT_THAT(o.err, AllOf(HasSubstr("--fallback"), HasSubstr("closes a loop"),
-                           HasSubstr("{heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32} -> {heads=16 block_len=4")));
+  EXPECT_THAT(o.err,
+              AllOf(HasSubstr("--fallback"), HasSubstr("closes a loop"),
+                    HasSubstr("{heads=16 block_len=4 causal=0 kv_dtype=bf16 batch=32} -> {heads=16 block_len=4")));
   // So would one back to the declared gap's key, whose fallback leads here.
   o = run_ktune_args({"gap", "add", "--db", db, "--kernel", "mla_decode", "--arch", "gfx942", "--key",
                       "heads=16 block_len=1 causal=0 kv_dtype=fp8_e4m3fn batch=64", "--source", "loop", "--fallback",

@@ -53,9 +53,7 @@ TEST(FamilyLists, TheScriptsNameTheRegistrysFamiliesInItsOrder) {
   EXPECT_EQ(script_names(), registry_names());
 }
 
-TEST(FamilyLists, TheRuntimeBuildPackagesTheRegistrysFamilies) {
-  EXPECT_EQ(runtime_build_names(), registry_names());
-}
+TEST(FamilyLists, TheRuntimeBuildPackagesTheRegistrysFamilies) { EXPECT_EQ(runtime_build_names(), registry_names()); }
 
 // The script's list is read from what it sets, not assumed: KTUNE_FAMILIES narrows it, and the
 // narrowed list no longer matches the registry.

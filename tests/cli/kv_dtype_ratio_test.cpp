@@ -38,7 +38,8 @@ class KvDtypeRatio : public ScriptTest {
       db->record(test::timed(run2, test::key(16, 1, 0, 1, 32), test::config(64), 10));
     }
     const std::string json = dir.path() + "/winners.json";
-    const auto q = run_command("'" + ktune_exe() + "' query --db '" + db_path + "' --winners --format json > '" + json + "'");
+    const auto q =
+        run_command("'" + ktune_exe() + "' query --db '" + db_path + "' --winners --format json > '" + json + "'");
     EXPECT_EQ(q.status, 0) << q.output;
     return json;
   }

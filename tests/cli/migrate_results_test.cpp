@@ -35,10 +35,10 @@ class MigrateResults : public ScriptTest {
   void dump(const std::string& db, const std::string& hash, const std::string& out) {
     const auto copy = out + ".db";
     fs::copy_file(db, copy);
-    const auto r = run_command(
-        "python3 -c 'import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE runs SET "
-        "template_hash = ?\", (sys.argv[2],)); c.commit(); print(\"\\n\".join(c.iterdump()))' '" +
-        copy + "' " + hash + " >'" + out + "'");
+    const auto r =
+        run_command("python3 -c 'import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE runs SET "
+                    "template_hash = ?\", (sys.argv[2],)); c.commit(); print(\"\\n\".join(c.iterdump()))' '" +
+                    copy + "' " + hash + " >'" + out + "'");
     ASSERT_EQ(r.status, 0) << r.output;
     fs::remove(copy);
   }
@@ -53,8 +53,8 @@ TEST_F(MigrateResults, AdoptsRunsOfTodaysKernelsAndLeavesOtherDumpsUntouched) {
   // What the dump and header must become.
   const auto current = database("current.db", "mla_decode", today);
   dump(current, today, dir.file("expected.sql"));
-  const auto made = run_ktune("codegen --db '" + current + "' --kernel mla_decode --out '" +
-                              dir.file("expected.hpp") + "'");
+  const auto made =
+      run_ktune("codegen --db '" + current + "' --kernel mla_decode --out '" + dir.file("expected.hpp") + "'");
   ASSERT_EQ(made.status, 0) << made.output;
   // The committed text: the same run under the older hash, its header made by an older ktune.
   dump(current, older, device + "/default/mla_decode.sql");
@@ -63,8 +63,8 @@ TEST_F(MigrateResults, AdoptsRunsOfTodaysKernelsAndLeavesOtherDumpsUntouched) {
   const auto other = db::test::read_file(device + "/qk_rope_cache.sql");
   db::test::write_file(device + "/qk_rope_cache_dispatch.hpp", "// a header of other templates\n");
 
-  const auto r = run_command("KTUNE='" + ktune_exe() + "' KTUNE_RESULTS_DIR='" + results + "' '" KTUNE_SOURCE_DIR
-                             "/scripts/migrate_results.sh'");
+  const auto r = run_command("KTUNE='" + ktune_exe() + "' KTUNE_RESULTS_DIR='" + results +
+                             "' '" KTUNE_SOURCE_DIR "/scripts/migrate_results.sh'");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(
       contains(r.output, "1 run(s) of mla_decode under template hash " + older + " measured these very templates"))

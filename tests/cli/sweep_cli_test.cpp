@@ -25,7 +25,8 @@ TEST(SweepCli, WithoutADeviceSuggestsCompile) {
 // A request the worker does not understand is quoted back cut to 200 bytes: cut inside a
 // character, the reply could not be written as JSON and the worker died without an answer.
 TEST(SweepCli, AWorkerAnswersARequestItDoesNotUnderstandWithValidJson) {
-  const auto r = run_ktune("worker --backend hip", "", "{\"op\":\"x" + std::string(189, 'a') + "\xC3\xA9\xE2\x80\xA6\"}");
+  const auto r =
+      run_ktune("worker --backend hip", "", "{\"op\":\"x" + std::string(189, 'a') + "\xC3\xA9\xE2\x80\xA6\"}");
   EXPECT_EQ(r.status, 4) << r.output;  // the worker retires after an unknown request
   const auto reply = nlohmann::json::parse(r.output);
   EXPECT_EQ(reply["status"], "fault");
@@ -81,8 +82,11 @@ TEST(SweepCli, IntegerOptionsAreDecimalAndInRange) {
   CliTempDir tmp;
   const std::string db = " --db " + tmp.path() + "/t.db";
   const std::vector<std::string> bads = {
-      "sweep --kernel mla_decode --device 010" + db, "bench --kernel mla_decode --config x --device 0x1",
-      "query --run 010" + db, "gaps --run -2" + db, "compile --kernel mla_decode --arch gfx90a --jobs -3",
+      "sweep --kernel mla_decode --device 010" + db,
+      "bench --kernel mla_decode --config x --device 0x1",
+      "query --run 010" + db,
+      "gaps --run -2" + db,
+      "compile --kernel mla_decode --arch gfx90a --jobs -3",
       "package --kernel mla_decode --arch gfx90a --out " + tmp.path() + "/pkg --jobs -3 --db /proc/self/exe"};
   for (const auto& bad : bads) {
     auto r = run_ktune(bad);
@@ -103,8 +107,8 @@ TEST(SweepCli, ContradictoryOptionsAreRefused) {
       {"sweep --kernel mla_decode --db " + tmp.path() + "/t.db --cache-dir " + tmp.path() + " --no-cache",
        "--cache-dir excludes --no-cache"},
       {"bench --kernel mla_decode --config x --no-cache --cache-dir " + tmp.path(), "excludes --no-cache"},
-      {"package --kernel mla_decode --arch gfx90a --db /proc/self/exe --out " + tmp.path() + "/pkg --no-cache --cache-dir " +
-           tmp.path(),
+      {"package --kernel mla_decode --arch gfx90a --db /proc/self/exe --out " + tmp.path() +
+           "/pkg --no-cache --cache-dir " + tmp.path(),
        "excludes --no-cache"},
       {"compile --kernel mla_decode --arch gfx90a --space " + tmp.path(), "is a directory; give a TOML file"}};
   for (const auto& [args, says] : cases) {

@@ -16,7 +16,8 @@ c.execute("CREATE TABLE measurements (id INTEGER PRIMARY KEY, key TEXT, measured
 )py";
 // Rows in id order (key, seconds after 12:00:00): batch=1 keys A and B, batch=8 key C, then a
 // 300 s pause (a resumed call) before C's last row.
-constexpr const char* kRows = R"py(rows = [("heads=8,batch=1", 0.0), ("heads=8,batch=1", 0.5), ("heads=8,batch=1", 0.75),
+constexpr const char* kRows =
+    R"py(rows = [("heads=8,batch=1", 0.0), ("heads=8,batch=1", 0.5), ("heads=8,batch=1", 0.75),
         ("heads=16,batch=1", 2.75), ("heads=16,batch=1", 3.0),
         ("heads=8,batch=8", 7.0), ("heads=8,batch=8", 8.0), ("heads=8,batch=8", 308.0)]
 for key, s in rows:
@@ -45,7 +46,9 @@ TEST_F(SweepTime, GapsBeforeEachRowByKeyGroupFirstCandidatesApart) {
 }
 
 TEST_F(SweepTime, KeysOfAnotherDatabaseOnly) {
-  const std::string shard = db("shard.db", R"py(c.execute("INSERT INTO measurements (key, measured_at) VALUES ('heads=16,batch=1', '2026-12-04T00:00:00.000Z')")
+  const std::string shard = db(
+      "shard.db",
+      R"py(c.execute("INSERT INTO measurements (key, measured_at) VALUES ('heads=16,batch=1', '2026-12-04T00:00:00.000Z')")
 c.commit()
 )py");
   const std::string all = db("a.db");

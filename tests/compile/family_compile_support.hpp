@@ -49,8 +49,9 @@ inline void compile_all(const Family& family, const std::set<std::string>& names
   const auto start = std::chrono::steady_clock::now();
   size_t programs = 0;
   for (size_t first = 0; first < all.size(); first += per_program, ++programs) {
-    const std::vector<std::string> batch(all.begin() + static_cast<std::ptrdiff_t>(first),
-                                         all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), first + per_program)));
+    const std::vector<std::string> batch(
+        all.begin() + static_cast<std::ptrdiff_t>(first),
+        all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), first + per_program)));
     try {
       const backend::CompileResult result = compiler.compile({source, source_name, batch, arch, {}});
       EXPECT_FALSE(result.code.empty());

@@ -24,8 +24,8 @@ struct ProbeCase {
 
 backend::CompileRequest request(std::string source, const ProbeCase& c) {
   const auto& i = c.instruction;
-  return {std::move(source), std::string(i.source), {fmt::format("{}<{}, {}>", i.kernel, i.threads, i.chains)},
-          c.arch, {}};
+  return {
+      std::move(source), std::string(i.source), {fmt::format("{}<{}, {}>", i.kernel, i.threads, i.chains)}, c.arch, {}};
 }
 
 class MatrixProbeCompile : public testing::TestWithParam<ProbeCase> {

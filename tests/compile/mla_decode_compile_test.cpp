@@ -101,8 +101,9 @@ TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
   if (!compiler.compiler_available())
     GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
-  const std::vector<std::string> wgmma = default_instances(
-      [](const std::string& n) { return math_argument(n) == "2" || math_argument(n) == "3" || math_argument(n) == "4"; });
+  const std::vector<std::string> wgmma = default_instances([](const std::string& n) {
+    return math_argument(n) == "2" || math_argument(n) == "3" || math_argument(n) == "4";
+  });
   ASSERT_FALSE(wgmma.empty()) << "the default space has no wgmma instance";
   const std::string source = jit::render(family().template_file());
   EXPECT_EQ(ptxas_performance_notes(source, wgmma), "");
@@ -161,8 +162,8 @@ TEST(MlaDecodeWgmma, TheProducersRegistersGoToTheMathWarpgroups) {
       planted.erase(at, move.size());
   EXPECT_EQ(moves, 3) << "the templates no longer have their three moves up";
   for (const char* kernel : {"ktune::mla_decode_mma<", "ktune::mla_decode_transposed<"}) {
-    const auto one = std::find_if(producer.begin(), producer.end(),
-                                  [&](const std::string& n) { return n.rfind(kernel, 0) == 0; });
+    const auto one =
+        std::find_if(producer.begin(), producer.end(), [&](const std::string& n) { return n.rfind(kernel, 0) == 0; });
     ASSERT_NE(one, producer.end()) << "no " << kernel << " instance with a producer";
     EXPECT_GT(spill_store_bytes(planted, {*one}), 0) << *one;
   }

@@ -193,7 +193,8 @@ TEST(MlaDecodeFamily, WgmmaTRunsFp8CachesOnSm90aWithTilesOf16Or32Rows) {
   // maxima, then the row sums and the merge's maxima.
   const auto g = transposed_geometry(two_groups, num::KvDtype::fp8_e4m3fn);
   EXPECT_EQ(g.warpgroups(), 2);
-  EXPECT_EQ(g.shared_bytes(), 16 * 576 * 2 + 2 * (2 * 64 * 576 + 16 * 64 * 2 + 4 * 16 * 4) + 2 * 4 * 16 * 4 + 2 * 16 * 4);
+  EXPECT_EQ(g.shared_bytes(),
+            16 * 576 * 2 + 2 * (2 * 64 * 576 + 16 * 64 * 2 + 4 * 16 * 4) + 2 * 4 * 16 * 4 + 2 * 16 * 4);
   EXPECT_EQ(g.p_offset(0) % 1024, 0) << "wgmma's 128-byte swizzle is anchored at 1024-byte boundaries";
   EXPECT_EQ(g.p_offset(1) % 1024, 0);
   EXPECT_EQ(family().launch_info(to_params(h16), to_params(two_groups)).shared_bytes, g.shared_bytes());
@@ -283,9 +284,9 @@ TEST(MlaDecodeFamily, WgmmaRunsOnSm90aOnlyAndFp8CachesOnlyWithItsProducer) {
   EXPECT_EQ(why_not(h16, {64, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a"), std::nullopt);
   EXPECT_THAT(why_not(h16, {64, 32, 256, 4, 0, kMathWgmmaSs}, "gfx90a").value_or(""),
               HasSubstr("math=wgmma_ss needs sm_90a"));
-  EXPECT_THAT(why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a")
-                  .value_or(""),
-              HasSubstr("math=wgmma_ss reads K as the cache holds it"));
+  EXPECT_THAT(
+      why_not({16, 1, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
+      HasSubstr("math=wgmma_ss reads K as the cache holds it"));
   EXPECT_THAT(why_not(h16, {32, 32, 256, 4, 0, kMathWgmmaSs}, "sm_90a").value_or(""), HasSubstr("64 rows"));
   EXPECT_THAT(why_not(h16, {64, 64, 256, 3, 0, kMathWgmmaSs}, "sm_90a").value_or(""), HasSubstr("shared memory"));
   // The first warpgroup takes Q K^T over all keys and all 64 rows (warp w holds m-tile w); in
@@ -376,9 +377,9 @@ TEST(MlaDecodeFamily, WgmmaTakesASoftmaxWarpgroupAt512Threads) {
   // Only math=wgmma has one (its fp8 tiles: WgmmaDecodesFp8CachesInItsProducer).
   EXPECT_THAT(why_not(h16, {64, 64, 512, 2, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
               HasSubstr("two math warpgroups (256 threads)"));
-  EXPECT_THAT(why_not({16, 4, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 512, 3, 0, kMathWgmmaSs}, "sm_90a")
-                  .value_or(""),
-              HasSubstr("bf16 only"));
+  EXPECT_THAT(
+      why_not({16, 4, true, num::KvDtype::fp8_e4m3fn, 128}, {64, 32, 512, 3, 0, kMathWgmmaSs}, "sm_90a").value_or(""),
+      HasSubstr("bf16 only"));
   EXPECT_THAT(why_not(h16, {64, 64, 128, 2, 0, kMathWgmma}, "sm_90a").value_or(""),
               HasSubstr("or 512 with a producer and a softmax warpgroup"));
   const auto with = mma_geometry({64, 64, 512, 2, 0, kMathWgmma}, num::KvDtype::bf16, 32);
@@ -455,9 +456,11 @@ TEST(MlaDecodeFamily, TilesOf128KeysAreForTheMatrixCoresFp8Rings) {
   EXPECT_THAT(why_not(fp8, {16, 128, 256, 7, 0, kMathMma}, "sm_90a").value_or(""),
               HasSubstr("ring of 8..10 slots of 32 keys"));
   EXPECT_THAT(why_not(bf16, {16, 128, 256, 8, 0, kMathMma}, "sm_90a").value_or(""), HasSubstr("shared memory"));
-  EXPECT_THAT(why_not(fp8, {16, 128, 256, 1, 0, kMathSimt}, "sm_90a").value_or(""), HasSubstr("keys=128 is math=mma's"));
-  EXPECT_THAT(unrunnable({16, 256, 256, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, target_limits("sm_90a")).value_or(""),
-              HasSubstr("keys=256"));
+  EXPECT_THAT(why_not(fp8, {16, 128, 256, 1, 0, kMathSimt}, "sm_90a").value_or(""),
+              HasSubstr("keys=128 is math=mma's"));
+  EXPECT_THAT(
+      unrunnable({16, 256, 256, 2, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, target_limits("sm_90a")).value_or(""),
+      HasSubstr("keys=256"));
   // All 8 warps take a key block in Q K^T.
   EXPECT_EQ(mma_geometry({16, 128, 256, 9, 0, kMathMma}, num::KvDtype::fp8_e4m3fn, 32).qk_warps(), 8);
 }

@@ -25,8 +25,12 @@ class QkRopeCacheCompile : public testing::TestWithParam<std::string> {};
 TEST_P(QkRopeCacheCompile, EveryFeasibleInstanceOfTheDefaultSpace) {
   const auto names = compile_test::feasible_instances(family(), "default", GetParam());
   // Both kinds of candidate are in the space: the fused kernel and the unfused sequence.
-  ASSERT_GT(std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.find("ktune::qk_rope_cache<") == 0; }), 0);
-  ASSERT_GT(std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.find("ktune::unfused_quantise<") == 0; }), 0);
+  ASSERT_GT(std::count_if(names.begin(), names.end(),
+                          [](const std::string& n) { return n.find("ktune::qk_rope_cache<") == 0; }),
+            0);
+  ASSERT_GT(std::count_if(names.begin(), names.end(),
+                          [](const std::string& n) { return n.find("ktune::unfused_quantise<") == 0; }),
+            0);
   compile_test::compile_all(family(), names, GetParam(), kInstancesPerProgram);
 }
 
@@ -41,8 +45,8 @@ TEST_P(QkRopeCacheCompile, TwoElementVectorsForEveryDtypePair) {
   for (int kv = 0; kv < 3; ++kv)
     for (int q = 0; q < 3; ++q)
       for (bool fused : {true, false})
-        for (const std::string& n : rope::kernel_names({rope::Layout::token, 2, 2, 256, false, fused},
-                                                       num::KvDtype(kv), num::KvDtype(q)))
+        for (const std::string& n :
+             rope::kernel_names({rope::Layout::token, 2, 2, 256, false, fused}, num::KvDtype(kv), num::KvDtype(q)))
           names.insert(n);
   compile_test::compile_all(family(), names, GetParam(), kInstancesPerProgram);
 }

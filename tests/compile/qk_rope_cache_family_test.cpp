@@ -39,8 +39,8 @@ TEST(QkRopeCacheFamily, FieldsRoundTripThroughParams) {
   EXPECT_EQ(key_of(p).rope, RopeMode::identity);
   EXPECT_EQ(key_of(p).kv_dtype, num::KvDtype::fp8_e4m3fnuz);
   EXPECT_EQ(to_params(config_of(to_params(kClamping))), to_params(kClamping));
-  EXPECT_THROW(key_of(Params{{"heads", 0}, {"kv_dtype", 0}, {"q_dtype", 0}, {"rope", 0}, {"is_neox", 0}, {"tokens", 1}}),
-               Error);
+  EXPECT_THROW(
+      key_of(Params{{"heads", 0}, {"kv_dtype", 0}, {"q_dtype", 0}, {"rope", 0}, {"is_neox", 0}, {"tokens", 1}}), Error);
   EXPECT_THROW(config_of(p), Error) << "a key is not a config";
 }
 
@@ -88,9 +88,9 @@ TEST(QkRopeCacheFamily, PrunesWhatCannotRunOrWouldIdleAndSaysWhy) {
   EXPECT_THAT(why_not(kFull, with(kClamping, [](Config& c) { c.tokens_per_cta = 3; })).value_or(""),
               HasSubstr("tokens_per_cta=3"));
   EXPECT_THAT(why_not(kFull, with(kClamping, [](Config& c) { c.threads = 96; })).value_or(""), HasSubstr("threads=96"));
-  EXPECT_THAT(why_not(kFull, with(kClamping, [](Config& c) { c.fused = false, c.layout = Layout::token_head; }))
-                  .value_or(""),
-              HasSubstr("unfused baseline"));
+  EXPECT_THAT(
+      why_not(kFull, with(kClamping, [](Config& c) { c.fused = false, c.layout = Layout::token_head; })).value_or(""),
+      HasSubstr("unfused baseline"));
   // token_head with 8-element vectors: 72 chunks per row; 256 threads would leave most idle.
   const Config token_head{Layout::token_head, 8, 1, 256, true, true};
   EXPECT_THAT(why_not(kFull, token_head).value_or(""), HasSubstr("72 work items per CTA"));

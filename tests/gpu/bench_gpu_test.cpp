@@ -131,8 +131,7 @@ TEST_F(MatrixProbeGpu, WgmmaRoofIsAboveMmaSyncs) {
       bench::rates_of(0, bench::matrix_probe_flops(l, mma.instruction()), mma.time(l.iterations).median_us, 0, 0)
           .tflops;
   const double wgmma_tflops = bench::measure_matrix_tflops(backend(), ctx());
-  std::cout << ctx().info().name << ": wgmma " << wgmma_tflops << " TFLOP/s, mma.sync " << mma_tflops
-            << " TFLOP/s\n";
+  std::cout << ctx().info().name << ": wgmma " << wgmma_tflops << " TFLOP/s, mma.sync " << mma_tflops << " TFLOP/s\n";
   EXPECT_GT(wgmma_tflops, 1.2 * mma_tflops);
 }
 

@@ -18,8 +18,8 @@
 #include "kernels/input_cache.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "kernels/mla_decode/reference.hpp"
-#include "verify/numeric.hpp"
 #include "mla_decode_device.hpp"
+#include "verify/numeric.hpp"
 
 namespace ktune::mla::gpu_test {
 namespace {
@@ -99,7 +99,8 @@ TEST_P(MlaDecodeControls, CausalAndNonCausalKernelsDisagreeForBlocksOfTwoOrMore)
     for (int block_len : {2, 4, 16})
       for (bool causal : {false, true}) {
         const Key key{8, block_len, causal, kv(dtype), 1};
-        const std::string what = fmt::format("L={} reference causal={} kv={}", block_len, causal, static_cast<int>(dtype));
+        const std::string what =
+            fmt::format("L={} reference causal={} kv={}", block_len, causal, static_cast<int>(dtype));
         EXPECT_TRUE(run(key, {small(), key.kv_dtype, causal, 0}).ok) << what << ": the matching kernel must pass";
         const Verdict wrong = run(key, {small(), key.kv_dtype, !causal, 0});
         EXPECT_FALSE(wrong.ok) << what << ": the kernel of the other mask passed";
@@ -183,8 +184,9 @@ void raise_late_keys(HostProblem& p, int first, float magnitude) {
   for (int b = 0; b < p.batch; ++b) {
     const uint16_t* q0 = p.q.data() + static_cast<size_t>(b) * p.block_len * p.heads * kHeadDim;
     for (int j = first; j < p.kv_lens[b]; ++j) {
-      const size_t row = static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size]) *
-                             p.page_size + j % p.page_size;
+      const size_t row =
+          static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size]) * p.page_size +
+          j % p.page_size;
       for (int d = 0; d < kHeadDim; ++d)
         set_cache_element(p, row * kHeadDim + d, num::bf16_to_f32(q0[d]) < 0 ? -magnitude : magnitude);
     }
@@ -246,8 +248,8 @@ TEST_P(MlaDecodeControls, TimingInstancesSharingOneCacheLaunchOnEveryRotation) {
   for (const Key& key : {Key{128, 4, true, dtype, 32}, Key{16, 1, false, dtype, 32}}) {
     const Variant variant{GetParam().timing, key.kv_dtype, key.causal, 0};
     kernels().prepare({variant});
-    auto instance = family.instantiate_for_timing(*device().ctx, to_params(key), to_params(Shape{16384, 64, 0, false}),
-                                                  1, inputs);
+    auto instance =
+        family.instantiate_for_timing(*device().ctx, to_params(key), to_params(Shape{16384, 64, 0, false}), 1, inputs);
     for (int r = 0; r < instance->rotations(); ++r) instance->launch(kernels().candidate(variant), r);
     instances.push_back(std::move(instance));
   }

@@ -3,8 +3,8 @@
 // 1536 tokens, kv_len == L, lengths that are no tile multiple and mixed lengths in one batch, each
 // with the keys unsplit and split three ways (empty splits included), each case through every math
 // path (SIMT, matrix cores, and where the device has them, wgmma and wgmma_ss for the bf16 cache,
-// wgmma_t and wgmma with its producer decoding for the fp8 ones) on the same inputs. Shapes stay small: the reference on the CPU is
-// the cost.
+// wgmma_t and wgmma with its producer decoding for the fp8 ones) on the same inputs. Shapes stay small: the reference
+// on the CPU is the cost.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -35,20 +35,36 @@ bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
 // tiles, wgmma_t also at 32 rows); a config that the device cannot run is left out.
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
-      {16, 16, 128, 1, 0, kMathSimt}, {32, 32, 256, 2, 0, kMathSimt}, {64, 16, 256, 2, 0, kMathSimt},
-      {16, 64, 512, 1, 0, kMathSimt}, {32, 16, 512, 2, 0, kMathSimt},
-      {16, 64, 128, 5, 0, kMathMma},  {16, 32, 128, 4, 0, kMathMma},  {32, 32, 256, 3, 0, kMathMma},
-      {64, 16, 256, 4, 0, kMathMma},  {16, 16, 64, 3, 0, kMathMma},   {64, 32, 256, 2, 0, kMathMma},
+      {16, 16, 128, 1, 0, kMathSimt},
+      {32, 32, 256, 2, 0, kMathSimt},
+      {64, 16, 256, 2, 0, kMathSimt},
+      {16, 64, 512, 1, 0, kMathSimt},
+      {32, 16, 512, 2, 0, kMathSimt},
+      {16, 64, 128, 5, 0, kMathMma},
+      {16, 32, 128, 4, 0, kMathMma},
+      {32, 32, 256, 3, 0, kMathMma},
+      {64, 16, 256, 4, 0, kMathMma},
+      {16, 16, 64, 3, 0, kMathMma},
+      {64, 32, 256, 2, 0, kMathMma},
       {16, 128, 256, 9, 0, kMathMma},
-      {64, 32, 256, 4, 0, kMathWgmma}, {64, 64, 256, 2, 0, kMathWgmma},
-      {64, 32, 384, 4, 0, kMathWgmma}, {64, 64, 384, 2, 0, kMathWgmma},  // with a producer warpgroup
-      {64, 32, 384, 3, 0, kMathWgmma}, {64, 32, 384, 2, 0, kMathWgmma},  // (fp8: it decodes the tiles)
-      {64, 32, 512, 4, 0, kMathWgmma}, {64, 64, 512, 2, 0, kMathWgmma},  // and a softmax warpgroup
-      {64, 32, 512, 3, 0, kMathWgmma}, {64, 32, 512, 2, 0, kMathWgmma},  // (fp8: the producer decodes)
-      {64, 32, 256, 4, 0, kMathWgmmaSs}, {64, 64, 256, 2, 0, kMathWgmmaSs},
-      {16, 64, 256, 2, 0, kMathWgmmaT}, {16, 64, 128, 5, 0, kMathWgmmaT}, {16, 64, 128, 2, 0, kMathWgmmaT},
+      {64, 32, 256, 4, 0, kMathWgmma},
+      {64, 64, 256, 2, 0, kMathWgmma},
+      {64, 32, 384, 4, 0, kMathWgmma},
+      {64, 64, 384, 2, 0, kMathWgmma},  // with a producer warpgroup
+      {64, 32, 384, 3, 0, kMathWgmma},
+      {64, 32, 384, 2, 0, kMathWgmma},  // (fp8: it decodes the tiles)
+      {64, 32, 512, 4, 0, kMathWgmma},
+      {64, 64, 512, 2, 0, kMathWgmma},  // and a softmax warpgroup
+      {64, 32, 512, 3, 0, kMathWgmma},
+      {64, 32, 512, 2, 0, kMathWgmma},  // (fp8: the producer decodes)
+      {64, 32, 256, 4, 0, kMathWgmmaSs},
+      {64, 64, 256, 2, 0, kMathWgmmaSs},
+      {16, 64, 256, 2, 0, kMathWgmmaT},
+      {16, 64, 128, 5, 0, kMathWgmmaT},
+      {16, 64, 128, 2, 0, kMathWgmmaT},
       {16, 64, 384, 2, 0, kMathWgmmaT},  // with a producer warpgroup (its only tiling that fits sm_90a)
-      {32, 64, 256, 2, 0, kMathWgmmaT}, {32, 64, 128, 5, 0, kMathWgmmaT},  // n32 products
+      {32, 64, 256, 2, 0, kMathWgmmaT},
+      {32, 64, 128, 5, 0, kMathWgmmaT},  // n32 products
   };
   return configs;
 }

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "gpu/test_device.hpp"
 #include "common/error.hpp"
+#include "gpu/test_device.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "kernels/mla_decode/family.hpp"

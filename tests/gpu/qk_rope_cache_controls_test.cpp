@@ -90,7 +90,8 @@ TEST_F(QkRopeCacheControls, TimingSizeLaunchesRunWithoutFault) {
   auto instance = family.instantiate(*device().ctx, to_params(key), to_params(Shape{0, 64, 163840, 0}), 1, false);
   for (const Config& c : {kFused, kUnfused, Config{Layout::token_head, 8, 4, 256, false, true}}) {
     kernels().prepare({{c, key.kv_dtype, key.q_dtype}});
-    for (int r = 0; r < instance->rotations(); ++r) instance->launch(kernels().candidate({c, key.kv_dtype, key.q_dtype}), r);
+    for (int r = 0; r < instance->rotations(); ++r)
+      instance->launch(kernels().candidate({c, key.kv_dtype, key.q_dtype}), r);
   }
   device().ctx->synchronize();
   const Traffic t = instance->traffic();

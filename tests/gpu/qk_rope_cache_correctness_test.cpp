@@ -22,9 +22,9 @@ constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
 // left out of that key.
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
-      {Layout::token, 8, 1, 128, true, true},       {Layout::token, 2, 2, 256, false, true},
-      {Layout::token_head, 4, 4, 256, true, true},  {Layout::token_head, 8, 2, 128, false, true},
-      {Layout::token, 8, 1, 256, true, false},      {Layout::token, 4, 1, 128, false, false},
+      {Layout::token, 8, 1, 128, true, true},      {Layout::token, 2, 2, 256, false, true},
+      {Layout::token_head, 4, 4, 256, true, true}, {Layout::token_head, 8, 2, 128, false, true},
+      {Layout::token, 8, 1, 256, true, false},     {Layout::token, 4, 1, 128, false, false},
   };
   return configs;
 }

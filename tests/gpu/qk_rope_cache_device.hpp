@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "gpu/test_device.hpp"
 #include "common/error.hpp"
+#include "gpu/test_device.hpp"
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "kernels/qk_rope_cache/family.hpp"
@@ -58,7 +58,8 @@ class Kernels {
 
   Candidate candidate(const Variant& v) const {
     auto it = compiled_.find(v.names());
-    if (it == compiled_.end()) throw Error("kernels of config " + to_params(v.config).canonical() + " were not prepared");
+    if (it == compiled_.end())
+      throw Error("kernels of config " + to_params(v.config).canonical() + " were not prepared");
     return Candidate{to_params(v.config), it->second.first, it->second.second};
   }
 

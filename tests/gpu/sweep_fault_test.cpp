@@ -97,8 +97,8 @@ struct SweepFault : ::testing::Test {
 // Runs without a device too (NVRTC compiles for sm_90a anywhere), so that a change of the
 // template that breaks the plant shows in CI, not first on the GPU machine.
 TEST_F(SweepFault, PlantedTemplateCompilesForTheGpu) {
-  auto r = run_ktune(fmt::format("--templates {} compile --kernel mla_decode --space {} --arch sm_90a --no-cache",
-                                 templates, space));
+  auto r = run_ktune(
+      fmt::format("--templates {} compile --kernel mla_decode --space {} --arch sm_90a --no-cache", templates, space));
   if (contains(r.output, "unavailable")) GTEST_SKIP() << "NVRTC is unavailable here: " << r.output;
   EXPECT_EQ(r.status, 0) << "the planted faults must compile, or the GPU test below measures nothing: " << r.output;
   EXPECT_TRUE(contains(r.output, "2 compiled, 0 from the cache, 0 failed")) << r.output;
@@ -112,7 +112,8 @@ TEST_F(SweepFault, FaultsAndHangsBecomeGapsAndTheSweepGoesOn) {
   auto c = sweep(control, /*planted=*/false);
   ASSERT_EQ(c.status, 0) << c.output;
   for (const auto& [key, result] : results(control))
-    EXPECT_EQ(result.first, db::Status::ok) << "heads=" << key.first << " causal=" << key.second << ": " << result.second;
+    EXPECT_EQ(result.first, db::Status::ok)
+        << "heads=" << key.first << " causal=" << key.second << ": " << result.second;
   EXPECT_TRUE(db::Database::open(control, false, true)->gaps().empty());
   // The real worker names the probe that measured the run's matrix roof.
   const auto run = db::Database::open(control, false, true)->runs().at(0);
@@ -134,8 +135,7 @@ TEST_F(SweepFault, FaultsAndHangsBecomeGapsAndTheSweepGoesOn) {
                                                 << "non-causal key's failure: " << detail(heads, 1);
   EXPECT_EQ(status(16, 0), db::Status::ok) << detail(16, 0);
   EXPECT_EQ(status(12, 0), db::Status::fault) << detail(12, 0);
-  EXPECT_TRUE(contains(detail(12, 0), "ILLEGAL_ADDRESS") || contains(detail(12, 0), "IllegalAddress"))
-      << detail(12, 0);
+  EXPECT_TRUE(contains(detail(12, 0), "ILLEGAL_ADDRESS") || contains(detail(12, 0), "IllegalAddress")) << detail(12, 0);
   EXPECT_EQ(status(20, 0), db::Status::fault) << detail(20, 0);
   EXPECT_EQ(status(24, 0), db::Status::timeout) << detail(24, 0);
   EXPECT_TRUE(contains(detail(24, 0), fmt::format("no answer within {}.0 s", kTimeoutS))) << detail(24, 0);

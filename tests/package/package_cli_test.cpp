@@ -18,7 +18,8 @@ using json = nlohmann::json;
 using namespace package_test;
 
 TEST(PackageCli, WritesThePackageOrRefusesTheArch) {
-  if (!std::filesystem::exists(KTUNE_EXE)) GTEST_SKIP() << KTUNE_EXE << " is not on this machine (the build tree's ktune)";
+  if (!std::filesystem::exists(KTUNE_EXE))
+    GTEST_SKIP() << KTUNE_EXE << " is not on this machine (the build tree's ktune)";
   if (!backend::for_arch("sm_90a").compiler_available())
     GTEST_SKIP() << "no NVRTC: " << backend::for_arch("sm_90a").compiler_unavailable_reason();
   MlaDb m;
@@ -43,12 +44,14 @@ TEST(PackageCli, WritesThePackageOrRefusesTheArch) {
   r.compiler_version = "nvrtc 12.4";
   MlaDb other;
   other.ok(other.db().begin_run(r), mla_key(16, 1, false, num::KvDtype::bf16), mla_config(16, 16, 1, 0), 10.0);
-  const auto warned = shell(fmt::format("'{}' package --db '{}' --kernel mla_decode --arch sm_90a --no-cache --out '{}'",
-                                        KTUNE_EXE, other.path(), dir.file("other")),
-                            dir.file("log"));
+  const auto warned =
+      shell(fmt::format("'{}' package --db '{}' --kernel mla_decode --arch sm_90a --no-cache --out '{}'", KTUNE_EXE,
+                        other.path(), dir.file("other")),
+            dir.file("log"));
   ASSERT_EQ(warned.status, 0) << warned.output;
-  EXPECT_THAT(warned.output, AllOf(HasSubstr("warning: results timed with code from nvrtc 12.4 are packaged compiled by"),
-                                   HasSubstr("may differ from what won")));
+  EXPECT_THAT(warned.output,
+              AllOf(HasSubstr("warning: results timed with code from nvrtc 12.4 are packaged compiled by"),
+                    HasSubstr("may differ from what won")));
 
   const auto refused = command("sm_12x", dir.file("refused"));
   EXPECT_NE(refused.status, 0);

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "db/database.hpp"
-#include "unit/db_test_support.hpp"
 #include "kernels/qk_rope_cache/problem.hpp"
+#include "unit/db_test_support.hpp"
 
 namespace ktune::runtime::test {
 

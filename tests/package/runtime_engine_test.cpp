@@ -70,7 +70,8 @@ TEST(RuntimeEngine, LaunchesTheSelectedKernelWithItsGeometryAndSplits) {
   EXPECT_EQ(main.launch.grid[1], static_cast<unsigned>(splits));
   EXPECT_EQ(main.launch.grid[2], 32u);
   EXPECT_EQ(main.launch.block, static_cast<unsigned>(winner.at("threads")));
-  EXPECT_EQ(static_cast<int64_t>(main.launch.shared_bytes), mla_family().launch_info(key_params(kExact), winner).shared_bytes);
+  EXPECT_EQ(static_cast<int64_t>(main.launch.shared_bytes),
+            mla_family().launch_info(key_params(kExact), winner).shared_bytes);
   const auto& combine = api->launches[1];
   EXPECT_TRUE(combine.combine);
   EXPECT_EQ(combine.launch.grid[0], 32u * 16u);  // one block per output row
@@ -242,7 +243,8 @@ TEST(RuntimeEngine, ConcurrentFirstLaunchesLoadEachCodeObjectOncePerDevice) {
 // A database whose runs have the template hash the package was built with.
 struct OverrideDb {
   MlaDb m;
-  int64_t run(std::string device = "NVIDIA H200", std::string hash = std::string(test::sm90_table(kMlaDecode).template_hash)) {
+  int64_t run(std::string device = "NVIDIA H200",
+              std::string hash = std::string(test::sm90_table(kMlaDecode).template_hash)) {
     return m.run("sm_90a", std::move(device), std::move(hash));
   }
 };
@@ -255,7 +257,8 @@ TEST(RuntimeOverride, TakesPrecedenceWithItsKernelsGapsAndFallbacks) {
   // the same code object, another split policy).
   ASSERT_GT(compiled(kExact).kernel->config[kSplit], 0);
   o.m.ok(run, mla_key(16, 1, true, KvDtype::bf16), compiled_config(kExact, 0), 5.0);
-  o.m.declared_gap("sm_90a", mla_key(16, 2, false, KvDtype::fp8_e4m3fn), mla_key(16, 4, false, KvDtype::bf16).canonical());
+  o.m.declared_gap("sm_90a", mla_key(16, 2, false, KvDtype::fp8_e4m3fn),
+                   mla_key(16, 4, false, KvDtype::bf16).canonical());
   o.m.ok(run, mla_key(16, 4, false, KvDtype::bf16), mla_config(16, 16, 1, 0), 5.0);  // keys=16: not in the package
 
   FakeApi* api = nullptr;
@@ -270,7 +273,8 @@ TEST(RuntimeOverride, TakesPrecedenceWithItsKernelsGapsAndFallbacks) {
   ASSERT_EQ(api->launches.size(), 1u);
   EXPECT_EQ(api->launches[0].launch.grid[1], 1u);
   // Another batch: the override's batch bucket.
-  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{16, 1, 1, 0, 7}), r), KTUNE_OK);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{16, 1, 1, 0, 7}), r),
+            KTUNE_OK);
   EXPECT_THAT(r.message, HasSubstr("nearest tuned batch bucket (KTUNE_DB)"));
 
   EXPECT_EQ(engine->mla_decode(launch_args({16, 2, 0, 1, 32}, 64), r), KTUNE_GAP);
@@ -284,10 +288,12 @@ TEST(RuntimeOverride, TakesPrecedenceWithItsKernelsGapsAndFallbacks) {
   EXPECT_EQ(api->launches.size(), 1u);
 
   // Covering through the override: heads 12, block 1 -> the tuned 16 x 1.
-  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{12, 1, 1, 0, 32}), r), KTUNE_OK_FALLBACK);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{12, 1, 1, 0, 32}), r),
+            KTUNE_OK_FALLBACK);
   EXPECT_EQ(r.fallback_key.mla_decode.heads, 16);
   // A key the override cannot serve: the compiled table answers.
-  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{128, 1, 1, 0, 32}), r), KTUNE_OK);
+  EXPECT_EQ(engine->select_for_arch(kMlaDecode, "sm_90a", key_values(ktune_mla_decode_key{128, 1, 1, 0, 32}), r),
+            KTUNE_OK);
   EXPECT_EQ(r.from_override, 0);
   // An arch the override has no table for: the compiled table answers.
   EXPECT_EQ(engine->select_for_arch(kMlaDecode, "gfx942", key_values(kExact), r), KTUNE_UNSUPPORTED);
@@ -380,4 +386,3 @@ TEST(RuntimeOverride, RefusedDatabaseLeavesTheCompiledTable) {
 
 }  // namespace
 }  // namespace ktune::runtime
-

@@ -15,10 +15,10 @@
 #include "backend/dl_library.hpp"
 #include "dispatch/runtime/engine.hpp"
 #include "dispatch/runtime/gpu_api.hpp"
+#include "gpu/mla_decode_device.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "kernels/qk_rope_cache/inputs.hpp"
 #include "ktune/runtime.hpp"
-#include "gpu/mla_decode_device.hpp"
 #include "package/rope_db.hpp"
 #include "verify/compare.hpp"
 
@@ -95,7 +95,8 @@ Outcome run_through_runtime(const Key& key, const Shape& shape) {
   ctx.download(lse_out.data(), *lse, lse_out.size() * 4);
   std::vector<float> o_out(o_bits.size());
   std::transform(o_bits.begin(), o_bits.end(), o_out.begin(), num::bf16_to_f32);
-  out.verdict = verify::merge(verify::compare("o", o_out, ref.o, kOutput), verify::compare("lse", lse_out, ref.lse, kLse));
+  out.verdict =
+      verify::merge(verify::compare("o", o_out, ref.o, kOutput), verify::compare("lse", lse_out, ref.lse, kLse));
   return out;
 }
 
@@ -154,13 +155,13 @@ TEST_F(RuntimeGpu, ComputesMlaDecodeLikeTheReference) {
   };
   const Case cases[] = {
       {{16, 1, true, num::KvDtype::bf16, 32}, {1013, 64, 32, true}, ktune::Status::ok},        // splits
-      {{16, 2, false, num::KvDtype::fp8_e4m3fn, 32}, {77, 16, 3, true}, ktune::Status::ok},   // bucket, fp8
-      {{128, 4, true, num::KvDtype::bf16, 32}, {200, 1536, 2, false}, ktune::Status::ok},     // rows=64 kernel
-      {{12, 3, true, num::KvDtype::bf16, 32}, {300, 1, 4, true}, ktune::Status::ok_fallback}, // covered
+      {{16, 2, false, num::KvDtype::fp8_e4m3fn, 32}, {77, 16, 3, true}, ktune::Status::ok},    // bucket, fp8
+      {{128, 4, true, num::KvDtype::bf16, 32}, {200, 1536, 2, false}, ktune::Status::ok},      // rows=64 kernel
+      {{12, 3, true, num::KvDtype::bf16, 32}, {300, 1, 4, true}, ktune::Status::ok_fallback},  // covered
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(fmt::format("heads={} block_len={} causal={} kv_dtype={}", c.key.heads, c.key.block_len,
-                             c.key.causal, static_cast<int>(c.key.kv_dtype)));
+    SCOPED_TRACE(fmt::format("heads={} block_len={} causal={} kv_dtype={}", c.key.heads, c.key.block_len, c.key.causal,
+                             static_cast<int>(c.key.kv_dtype)));
     const auto out = run_through_runtime(c.key, c.shape);
     ASSERT_EQ(out.result.status, c.expected) << out.result.message;
     EXPECT_TRUE(out.verdict.ok) << out.verdict.detail;
@@ -174,7 +175,6 @@ TEST_F(RuntimeGpu, UntunedKeyIsAStatusAndLaunchesNothing) {
 
 }  // namespace
 }  // namespace ktune::mla
-
 
 namespace ktune::rope {
 namespace {
@@ -222,8 +222,9 @@ RopeOutcome rope_through_runtime(const Key& key, const Shape& shape, const Launc
   a.k_scale = p.k_scale;
   a.q_scale = p.q_scale;
   a.table_rows = table_rows_override > 0 ? table_rows_override : p.table_rows;
-  a.key = {p.heads, static_cast<int64_t>(p.kv_dtype), static_cast<int64_t>(p.q_dtype), p.identity ? 1 : 0,
-           p.is_neox ? 1 : 0, p.tokens};
+  a.key = {
+      p.heads, static_cast<int64_t>(p.kv_dtype), static_cast<int64_t>(p.q_dtype), p.identity ? 1 : 0, p.is_neox ? 1 : 0,
+      p.tokens};
   size_t bytes = 0;
   RopeOutcome out;
   out.result = ktune::qk_rope_cache_workspace_size(a, bytes);
@@ -264,9 +265,11 @@ TEST_F(RuntimeRopeGpu, ComputesQkRopeCacheLikeTheReference) {
   const Case cases[] = {
       {{16, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::full, true, 64}, {64, 16, 4096, 3}, ktune::Status::ok},
       {{16, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::identity, true, 37}, {37, 16, 1, 5}, ktune::Status::ok},
-      {{128, KvDtype::fp8_e4m3fn, KvDtype::fp8_e4m3fn, RopeMode::full, true, 4096}, {1000, 64, 8192, 7},
+      {{128, KvDtype::fp8_e4m3fn, KvDtype::fp8_e4m3fn, RopeMode::full, true, 4096},
+       {1000, 64, 8192, 7},
        ktune::Status::ok},  // nearest bucket, fp8 q_out
-      {{12, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::full, true, 64}, {50, 1, 4096, 0},
+      {{12, KvDtype::fp8_e4m3fn, KvDtype::bf16, RopeMode::full, true, 64},
+       {50, 1, 4096, 0},
        ktune::Status::ok_fallback},  // covered by 16 heads
   };
   for (const auto& c : cases) {
@@ -325,9 +328,8 @@ TEST_F(RuntimeRopeGpu, ComputesAWinnerCompiledAtRunTime) {
     mla::synchronize_context();  // before the workspace is freed
     return ktune::runtime_detail::to_result(r);
   };
-  const auto out = rope_through_runtime({16, num::KvDtype::fp8_e4m3fn, num::KvDtype::fp8_e4m3fn, RopeMode::full,
-                                         true, 64},
-                                        {64, 16, 4096, 3}, launch);
+  const auto out = rope_through_runtime(
+      {16, num::KvDtype::fp8_e4m3fn, num::KvDtype::fp8_e4m3fn, RopeMode::full, true, 64}, {64, 16, 4096, 3}, launch);
   ASSERT_EQ(out.result.status, ktune::Status::ok) << out.result.message;
   EXPECT_TRUE(out.result.from_override);
   EXPECT_EQ(engine.run_time_compiles(), 1u);

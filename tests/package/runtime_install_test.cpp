@@ -26,7 +26,8 @@ TEST(RuntimeInstall, ConsumerBuildsAgainstTheInstalledPackage) {
                  << " (on the GPU machine, run the consumer built here instead: see tests/package/consumer)";
   TempDir dir;
   const auto prefix = dir.file("prefix"), log = dir.file("log");
-  const auto install = shell(fmt::format("'{}' --install '{}' --prefix '{}'", KTUNE_CMAKE, KTUNE_BINARY_DIR, prefix), log);
+  const auto install =
+      shell(fmt::format("'{}' --install '{}' --prefix '{}'", KTUNE_CMAKE, KTUNE_BINARY_DIR, prefix), log);
   ASSERT_EQ(install.status, 0) << install.output;
 
   // Every package's files are installed with the hashes of their manifest.
@@ -51,7 +52,8 @@ TEST(RuntimeInstall, ConsumerBuildsAgainstTheInstalledPackage) {
   ASSERT_EQ(configured.status, 0) << configured.output;
   const auto built = shell(fmt::format("'{}' --build '{}'", KTUNE_CMAKE, dir.file("build")), log);
   ASSERT_EQ(built.status, 0) << built.output;
-  const auto ran = shell(fmt::format("env -u KTUNE_DB -u KTUNE_PACKAGE_DIR '{}'", dir.file("build/ktune_consumer")), log);
+  const auto ran =
+      shell(fmt::format("env -u KTUNE_DB -u KTUNE_PACKAGE_DIR '{}'", dir.file("build/ktune_consumer")), log);
   EXPECT_EQ(ran.status, 0) << ran.output;
   EXPECT_THAT(ran.output, HasSubstr("mla_decode package for sm_90a"));
   EXPECT_THAT(ran.output, HasSubstr("qk_rope_cache package for sm_90a"));
@@ -66,4 +68,3 @@ TEST(RuntimeInstall, ConsumerBuildsAgainstTheInstalledPackage) {
 
 }  // namespace
 }  // namespace ktune::runtime
-

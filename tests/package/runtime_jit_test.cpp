@@ -21,8 +21,8 @@ using test::fake_engine;
 using test::FakeApi;
 using test::rope_args;
 
-constexpr ktune_qk_rope_cache_key kFull{16, 1, 0, 0, 1, 64};     // bf16 q_out: 3 unfused kernels
-constexpr ktune_qk_rope_cache_key kFp8Q{16, 1, 1, 0, 1, 64};     // fp8 q_out: 4 unfused kernels
+constexpr ktune_qk_rope_cache_key kFull{16, 1, 0, 0, 1, 64};  // bf16 q_out: 3 unfused kernels
+constexpr ktune_qk_rope_cache_key kFp8Q{16, 1, 1, 0, 1, 64};  // fp8 q_out: 4 unfused kernels
 // A fused config that no committed package holds.
 const Params kUnpackagedFused = rope::to_params(rope::Config{rope::Layout::token, 2, 1, 512, true, true});
 

@@ -35,7 +35,8 @@ TEST(RuntimeMessage, AnyTextIsFittedTheSameWay) {
   EXPECT_EQ(std::string_view(out, write_fitted("short", out, sizeof out)), "short");
   EXPECT_EQ(std::string_view(out, write_fitted("exactly sixteen!", out, sizeof out)), "exactly sixteen!");
   EXPECT_EQ(std::string_view(out, write_fitted("one byte too long", out, sizeof out)), "one byte too ...");
-  EXPECT_EQ(std::string_view(out, write_fitted("twelve bytes\xc3\xa9\xc3\xa9\xc3\xa9", out, sizeof out)), "twelve bytes...")
+  EXPECT_EQ(std::string_view(out, write_fitted("twelve bytes\xc3\xa9\xc3\xa9\xc3\xa9", out, sizeof out)),
+            "twelve bytes...")
       << "the cut at 13 falls inside the first character";
 }
 

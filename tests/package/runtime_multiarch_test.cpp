@@ -25,7 +25,8 @@ constexpr ktune_qk_rope_cache_key kUnfused{16, 1, 1, 0, 1, 64};  // the fixture'
 class RuntimeMultiArch : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!KTUNE_RUNTIME_FIXTURE) GTEST_SKIP() << "the gfx90a fixture package needs hipRTC (KTUNE_WITH_HIP) at build time";
+    if (!KTUNE_RUNTIME_FIXTURE)
+      GTEST_SKIP() << "the gfx90a fixture package needs hipRTC (KTUNE_WITH_HIP) at build time";
   }
   static test::FakeSetup setup(std::string arch) {
     test::FakeSetup f;
@@ -82,7 +83,8 @@ TEST_F(RuntimeMultiArch, LaunchesTheUnfusedBaselineInOrderWithItsWorkspace) {
   auto engine = fake_engine(api, setup("gfx90a"));
   ktune_result r{};
   const int64_t T = kUnfused.tokens, H = kUnfused.heads;
-  const size_t q_pe_rot = 0, k_pe_rot = T * H * 64 * 2, q_cat = k_pe_rot + T * 64 * 2, expected = q_cat + T * H * 576 * 2;
+  const size_t q_pe_rot = 0, k_pe_rot = T * H * 64 * 2, q_cat = k_pe_rot + T * 64 * 2,
+               expected = q_cat + T * H * 576 * 2;
   auto args = rope_args(kUnfused);
   size_t bytes = 0;
   ASSERT_EQ(engine->qk_rope_cache_workspace_size(args, bytes, r), KTUNE_OK) << r.message;
@@ -95,7 +97,8 @@ TEST_F(RuntimeMultiArch, LaunchesTheUnfusedBaselineInOrderWithItsWorkspace) {
   args.workspace = workspace.data();
   args.workspace_bytes = bytes;
   ASSERT_EQ(engine->qk_rope_cache(args, r), KTUNE_OK) << r.message;
-  const KernelChoice& kc = *find_table(engine->tables(), kQkRopeCache, "gfx90a")->select(key_values(kUnfused).data()).kernel;
+  const KernelChoice& kc =
+      *find_table(engine->tables(), kQkRopeCache, "gfx90a")->select(key_values(kUnfused).data()).kernel;
   const int64_t vec = kc.config[1], threads = kc.config[3];
   auto blocks = [&](int64_t items) { return static_cast<unsigned>((items + threads - 1) / threads); };
   ASSERT_EQ(api->launches.size(), 4u);

@@ -37,4 +37,3 @@ TEST(RuntimePython, CtypesCallsTheCApi) {
 
 }  // namespace
 }  // namespace ktune::runtime
-

@@ -109,7 +109,7 @@ TEST(RuntimeRope, StatusesInsteadOfAborts) {
   zero_scale.q_scale = 0;
   EXPECT_EQ(engine->qk_rope_cache(zero_scale, r), KTUNE_INVALID_ARGUMENT);
   EXPECT_EQ(engine->qk_rope_cache(rope_args({16, 1, 0, 0, 1, 0}), r), KTUNE_INVALID_ARGUMENT);  // no tokens
-  EXPECT_EQ(engine->qk_rope_cache(rope_args({16, 2, 0, 0, 1, 64}), r), KTUNE_UNSUPPORTED);     // fp8_e4m3fnuz: untuned
+  EXPECT_EQ(engine->qk_rope_cache(rope_args({16, 2, 0, 0, 1, 64}), r), KTUNE_UNSUPPORTED);      // fp8_e4m3fnuz: untuned
   EXPECT_THAT(r.message, HasSubstr("not tuned"));
   EXPECT_EQ(engine->qk_rope_cache(rope_args({256, 1, 0, 0, 1, 64}), r), KTUNE_UNSUPPORTED);
   EXPECT_THAT(r.message, HasSubstr("heads is out of range"));

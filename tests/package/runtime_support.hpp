@@ -24,7 +24,7 @@ struct RecordedLaunch {
   std::string symbol;  // the kernel's lowered name
   bool combine;        // mla_decode's combine pass
   Launch launch;
-  int splits;  // mla_decode: the last argument of both kernels; 0 for other families
+  int splits;                   // mla_decode: the last argument of both kernels; 0 for other families
   std::vector<void*> pointers;  // qk_rope_cache: the values of the leading pointer arguments
 };
 
@@ -78,7 +78,7 @@ class FakeApi final : public GpuApi {
   mutable std::atomic<int> loads{0}, unloads{0}, describes{0};
   mutable std::vector<std::string> symbols;
   mutable std::vector<RecordedLaunch> launches;
-  bool record_launches = true;  // off: launches cost nothing (benchmarks)
+  bool record_launches = true;        // off: launches cost nothing (benchmarks)
   bool overlapping_launches = false;  // Device::overlapping_launches of the device it describes
 
  private:
@@ -139,7 +139,7 @@ inline const CompiledTable& sm90_table(const RuntimeFamily& family) {
 
 inline Params key_params(const ktune_mla_decode_key& k) {
   return package_test::mla_key(static_cast<int>(k.heads), static_cast<int>(k.block_len), k.causal != 0,
-                 static_cast<num::KvDtype>(k.kv_dtype), static_cast<int>(k.batch));
+                               static_cast<num::KvDtype>(k.kv_dtype), static_cast<int>(k.batch));
 }
 
 inline Choice compiled(const ktune_mla_decode_key& k) { return sm90_table(kMlaDecode).select(key_values(k).data()); }
@@ -151,7 +151,8 @@ inline Params compiled_config(const ktune_mla_decode_key& k, int split) {
   const Choice c = compiled(k);
   if (!c.kernel) throw Error("the compiled table has no kernel for " + key_params(k).canonical());
   Params config;
-  for (size_t i = 0; i < kMlaDecode.config_fields.size(); ++i) config.set(kMlaDecode.config_fields[i], c.kernel->config[i]);
+  for (size_t i = 0; i < kMlaDecode.config_fields.size(); ++i)
+    config.set(kMlaDecode.config_fields[i], c.kernel->config[i]);
   config.set("split", split);
   return config;
 }

@@ -57,9 +57,8 @@ TEST_P(BackendCompile, CompilesTemplateInstancesByNameExpression) {
   req.name_expressions = {"ktune_test::scale<2>", "ktune_test::scale<3>"};
   const CompileResult r = b->compile(req);
   ASSERT_GE(r.code.size(), 4u);
-  EXPECT_EQ(std::string(r.code.data(), 4),
-            "\x7f"
-            "ELF")
+  EXPECT_EQ(std::string(r.code.data(), 4), "\x7f"
+                                           "ELF")
       << "hsaco and cubin are ELF files";
   ASSERT_EQ(r.lowered_names.size(), 2u);
   EXPECT_THAT(r.lowered_names[0], AllOf(StartsWith("_Z"), HasSubstr("scale")));

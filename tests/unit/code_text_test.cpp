@@ -1,8 +1,8 @@
 // jit::code_text: what of a template the hash covers. Each edit that cannot change the binary is
 // set against one that can and that looks much like it (a literal's text, a line break that ends a
 // directive, the space a comment stands for), so that a stripper too eager fails here.
-#include <gtest/gtest.h>
 #include "jit/code_text.hpp"
+#include <gtest/gtest.h>
 
 namespace ktune::jit {
 namespace {
@@ -51,8 +51,8 @@ TEST(CodeText, CommentsRunOnOverLineSplicesAndItIsAFixedPointOfItself) {
   EXPECT_EQ(code_text("#define X(a) \\\n    f(a)  // why\n"), "#define X(a) \\\nf(a)\n");
   EXPECT_EQ(code_text("int a; // runs on \\\nint b;\nint c;"), "int a;\nint c;\n");
   EXPECT_EQ(code_text("int a; // runs on \\\r\nint b;\r\nint c;"), "int a;\nint c;\n");
-  for (const char* s : {"a \\ /* c */\nb", "x \"t /*\\\n\n(y / ;\"\n", "'\\ \n\n'", "a\\\r\nb \\  \r\n c",
-                        "d;\\\\", "'a\\\\\n\nb'", "s = \"a\\\n//b\";"}) {
+  for (const char* s : {"a \\ /* c */\nb", "x \"t /*\\\n\n(y / ;\"\n", "'\\ \n\n'", "a\\\r\nb \\  \r\n c", "d;\\\\",
+                        "'a\\\\\n\nb'", "s = \"a\\\n//b\";"}) {
     const std::string once = code_text(s);
     EXPECT_EQ(code_text(once), once) << s;
   }
@@ -71,8 +71,8 @@ TEST(CodeText, DigitSeparatorsAreNotQuotes) {
 // Raw string literals and literals spliced across lines: the source whole, so that no edit inside
 // them (after a quote and a comment marker, or in the spaces at a line's start) goes unseen.
 TEST(CodeText, RawAndSplicedLiteralsKeepTheSourceWhole) {
-  for (const char* whole : {"s = R\"(a \" // b)\";\n", "s = u8R\"x(\n  a\n)x\"; // c\n",
-                            "s = \"a\\\n   b\"; // c\n", "s = LR\"(a)\";", "s = uR\"(a)\"; t = UR\"(b)\";"}) {
+  for (const char* whole : {"s = R\"(a \" // b)\";\n", "s = u8R\"x(\n  a\n)x\"; // c\n", "s = \"a\\\n   b\"; // c\n",
+                            "s = LR\"(a)\";", "s = uR\"(a)\"; t = UR\"(b)\";"}) {
     EXPECT_EQ(code_text(whole), whole) << whole;
   }
   EXPECT_NE(code_text("s = R\"(a \" // b)\";"), code_text("s = R\"(a \" // c)\";"));

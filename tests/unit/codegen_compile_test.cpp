@@ -63,8 +63,8 @@ Written fill(test::ToyDb& t) {
   // A compiler log full of what must not escape a string literal.
   t.measured_gap(newer, "sm_90a", key(128, 4, 1, 2, 64), db::GapReason::compile_error,
                  "error: \"*/ /* \\ \xc3\xa9 ?\?/ too much shared memory\n#error second line");
-  t.declared_gap("sm_90a", key(16, 2, 0, 1, 64), std::string(db::test::kAiterFoldSource),
-                 "abort() in the CSV lookup", key(16, 4, 0, 1, 64).canonical(), "pad the block to 4 tokens");
+  t.declared_gap("sm_90a", key(16, 2, 0, 1, 64), std::string(db::test::kAiterFoldSource), "abort() in the CSV lookup",
+                 key(16, 4, 0, 1, 64).canonical(), "pad the block to 4 tokens");
   t.declared_gap("sm_90a", key(16, 1, 0, 0, 1), "an outdated list", "measured to work since");
 
   const auto mi300 = t.run("gfx942", "AMD Instinct MI300X");
@@ -548,8 +548,9 @@ int main() {
   std::printf("%d %d %d %d\n", on_a("gfx942", 2), on_b("gfx950", 3), on_a("gfx950", 3), on_b("gfx942", 2));
 }
 )src");
-  const auto built = shell(fmt::format("cd '{}' && '{}' -std=c++17 -O0 a.cpp b.cpp main.cpp -o two", dir.path(), KTUNE_CXX),
-                           dir.file("build.log"));
+  const auto built =
+      shell(fmt::format("cd '{}' && '{}' -std=c++17 -O0 a.cpp b.cpp main.cpp -o two", dir.path(), KTUNE_CXX),
+            dir.file("build.log"));
   ASSERT_EQ(built.status, 0) << built.output;
   const auto ran = shell(fmt::format("'{}'", dir.file("two")), dir.file("run.log"));
   EXPECT_EQ(ran.output, "64 128 -1 -1\n") << "each header answers for its own arch only";

@@ -54,7 +54,9 @@ TEST(CodegenText, CommentTextCannotCloseTheCommentOrSpanLines) {
   // A backslash at the end of a line would splice the next into the comment; "??/" is one where
   // trigraphs are on.
   EXPECT_EQ(comment_text("C:\\dir\\"), "C:?dir?");
-  EXPECT_EQ(comment_text("missing ?" "?/"), "missing ? ?/");
+  EXPECT_EQ(comment_text("missing ?"
+                         "?/"),
+            "missing ? ?/");
   EXPECT_EQ(comment_text("a\\\\b"), "a? ?b");
 }
 
@@ -73,8 +75,8 @@ void fill(test::ToyDb& t) {
   t.ok(r, key(64, 1, 1, 0, 32), config(128, 4, 0), 21.0);
   t.measured_gap(r, "sm_90a", key(128, 16, 1, 2, 32), db::GapReason::compile_error,
                  "error: \"*/ /* \\ \xc3\xa9 too much shared memory\nsecond line");
-  t.declared_gap("sm_90a", key(8, 2, 0, 1, 32), std::string(db::test::kAiterFoldSource),
-                 "abort() in the CSV lookup", key(8, 4, 0, 1, 32).canonical(), "pad the block to 4 tokens");
+  t.declared_gap("sm_90a", key(8, 2, 0, 1, 32), std::string(db::test::kAiterFoldSource), "abort() in the CSV lookup",
+                 key(8, 4, 0, 1, 32).canonical(), "pad the block to 4 tokens");
 }
 
 TEST(CodegenRender, SameDatabaseGivesTheSameBytes) {

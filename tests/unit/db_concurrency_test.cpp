@@ -19,8 +19,7 @@ constexpr int per_writer = 150;
 std::string write_batch(const std::string& path, int64_t run, int writer) {
   try {
     auto db = Database::open(path, false);
-    for (int i = 0; i < per_writer; ++i)
-      db->record(test::timed(run, test::key(8 + writer), test::config(i), 10 + i));
+    for (int i = 0; i < per_writer; ++i) db->record(test::timed(run, test::key(8 + writer), test::config(i), 10 + i));
     Gap g;
     g.family = "mla_decode";
     g.arch = "sm_90a";

@@ -89,7 +89,9 @@ class FullDiskVfs {
       [](sqlite3_file* f, int page, int size, int extend, void volatile** p) {
         return real(f)->pMethods->xShmMap(real(f), page, size, extend, p);
       },
-      [](sqlite3_file* f, int offset, int n, int flags) { return real(f)->pMethods->xShmLock(real(f), offset, n, flags); },
+      [](sqlite3_file* f, int offset, int n, int flags) {
+        return real(f)->pMethods->xShmLock(real(f), offset, n, flags);
+      },
       [](sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); },
       [](sqlite3_file* f, int remove) { return real(f)->pMethods->xShmUnmap(real(f), remove); },
       [](sqlite3_file* f, sqlite3_int64 o, int n, void** p) { return real(f)->pMethods->xFetch(real(f), o, n, p); },

@@ -84,7 +84,7 @@ TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
   const auto path = dir.file("v1.db");
   test::write_v1_by_hand(path);
   open_connection(path, Access::read_write, migrations());  // the runs table of today's version
-  std::string create, drop_views, create_again;  // (the views name runs: dropped and made again)
+  std::string create, drop_views, create_again;             // (the views name runs: dropped and made again)
   {
     SQLite::Database raw(path, SQLite::OPEN_READONLY);
     create = raw.execAndGet("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").getString();
@@ -101,7 +101,8 @@ TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
   ASSERT_EQ(create.rfind(head, 0), 0u) << create;
   const std::string rebuild = drop_views + "CREATE TABLE runs_new" + create.substr(head.size()) +
                               "; INSERT INTO runs_new SELECT * FROM runs; DROP TABLE runs; "
-                              "ALTER TABLE runs_new RENAME TO runs; " + create_again;
+                              "ALTER TABLE runs_new RENAME TO runs; " +
+                              create_again;
   const Migration rebuild_runs = {Database::current_schema_version() + 1, "runs rebuilt", rebuild};
   auto c = open_connection(path, Access::read_write, steps_plus({rebuild_runs}));
   EXPECT_EQ(read_schema_version(c, path), rebuild_runs.version);
@@ -175,9 +176,9 @@ TEST(DbMigration, FailingStepLeavesTheFileByteIdentical) {
     open_connection(path, Access::read_write, steps_plus({add_note_column, broken}));
     ADD_FAILURE() << "a failing migration step went unnoticed";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr(path), HasSubstr(fmt::format("failed at step {}", broken.version)),
-                                HasSubstr("a clashing table"), HasSubstr("already exists"),
-                                HasSubstr("the file is unchanged")));
+    EXPECT_THAT(e.what(),
+                AllOf(HasSubstr(path), HasSubstr(fmt::format("failed at step {}", broken.version)),
+                      HasSubstr("a clashing table"), HasSubstr("already exists"), HasSubstr("the file is unchanged")));
   }
   EXPECT_EQ(test::fingerprint(path), before);
   auto c = open_connection(path, Access::read_only, migrations().first(1));  // still version 1, with its rows

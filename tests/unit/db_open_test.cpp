@@ -8,9 +8,9 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <sqlite3.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "db_test_support.hpp"
 
@@ -105,8 +105,9 @@ TEST(DbOpen, TruncatedFileIsRejectedUnchanged) {
     test::write_file(path, std::string_view(bytes).substr(0, size));
     const auto before = test::fingerprint(path);
     for (bool read_only : {false, true})
-      EXPECT_THAT(test::open_error(path, false, read_only),
-                  AllOf(HasSubstr(path), HasSubstr("truncated"), HasSubstr(fmt::format("the file has {} bytes", size))));
+      EXPECT_THAT(
+          test::open_error(path, false, read_only),
+          AllOf(HasSubstr(path), HasSubstr("truncated"), HasSubstr(fmt::format("the file has {} bytes", size))));
     EXPECT_EQ(test::fingerprint(path), before);
   }
   // Cut inside the 100-byte header, after SQLite's magic: truncated, not "not a database".
@@ -151,8 +152,9 @@ TEST(DbOpen, NewerSchemaIsRefusedUnchanged) {
   const auto before = test::fingerprint(path);
   for (bool read_only : {false, true})
     EXPECT_THAT(test::open_error(path, false, read_only),
-                AllOf(HasSubstr(path), HasSubstr(fmt::format("schema version {} is newer than version {}", newer,
-                                                             Database::current_schema_version())),
+                AllOf(HasSubstr(path),
+                      HasSubstr(fmt::format("schema version {} is newer than version {}", newer,
+                                            Database::current_schema_version())),
                       HasSubstr("upgrade ktune")));
   EXPECT_EQ(test::fingerprint(path), before);
 }
@@ -205,10 +207,10 @@ TEST(DbOpen, ReadOnlyFileIsRejectedForWritingUnchanged) {
 
   auto writing = test::run_unprivileged([&] { return test::open_error(path, false, false); });
   if (!writing.ran) GTEST_SKIP() << writing.text;
-  EXPECT_THAT(writing.text, AllOf(HasSubstr(path), HasSubstr("cannot open for writing"), HasSubstr("Permission denied")));
-  auto reading = test::run_unprivileged([&] {
-    return std::to_string(Database::open(path, false, true)->measurements().size());
-  });
+  EXPECT_THAT(writing.text,
+              AllOf(HasSubstr(path), HasSubstr("cannot open for writing"), HasSubstr("Permission denied")));
+  auto reading =
+      test::run_unprivileged([&] { return std::to_string(Database::open(path, false, true)->measurements().size()); });
   EXPECT_EQ(reading.text, "3") << "a read-only file must still serve queries";
   EXPECT_EQ(test::fingerprint(path), before);
 }
@@ -228,9 +230,8 @@ TEST(DbOpen, ReadOnlyDirectoryIsRejectedForWritingButReadable) {
                                   HasSubstr("Permission denied")));
   auto creating = test::run_unprivileged([&] { return test::open_error(dir.file("new.db"), true, false); });
   EXPECT_THAT(creating.text, HasSubstr("cannot write in directory"));
-  auto reading = test::run_unprivileged([&] {
-    return std::to_string(Database::open(path, false, true)->measurements().size());
-  });
+  auto reading =
+      test::run_unprivileged([&] { return std::to_string(Database::open(path, false, true)->measurements().size()); });
   EXPECT_EQ(reading.text, "3");
   EXPECT_EQ(test::fingerprint(path), before);
   EXPECT_FALSE(fs::exists(dir.file("new.db")));

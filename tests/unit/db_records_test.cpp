@@ -40,8 +40,8 @@ std::vector<int64_t> ids_of(const std::vector<Run>& runs) {
 }
 
 TEST(DbEnums, NamesRoundTripAndUnknownNamesAreErrors) {
-  for (auto s : {Status::ok, Status::verify_failed, Status::compile_error, Status::fault, Status::timeout,
-                 Status::infeasible})
+  for (auto s :
+       {Status::ok, Status::verify_failed, Status::compile_error, Status::fault, Status::timeout, Status::infeasible})
     EXPECT_EQ(status_from_string(to_string(s)), s);
   for (auto r : {GapReason::no_config, GapReason::compile_error, GapReason::verify_failed, GapReason::fault,
                  GapReason::timeout, GapReason::declared})
@@ -63,9 +63,8 @@ TEST_F(DbRecords, RunRoundTripsWithEveryField) {
   r.id = db->begin_run(r);
   const auto back = db->run(r.id);
   EXPECT_EQ(back.id, r.id);
-  for (auto field : {&Run::started_at, &Run::family, &Run::backend, &Run::device_name, &Run::arch,
-                     &Run::driver_version, &Run::compiler_version, &Run::template_hash, &Run::ktune_version,
-                     &Run::host, &Run::command})
+  for (auto field : {&Run::started_at, &Run::family, &Run::backend, &Run::device_name, &Run::arch, &Run::driver_version,
+                     &Run::compiler_version, &Run::template_hash, &Run::ktune_version, &Run::host, &Run::command})
     EXPECT_EQ(back.*field, r.*field);
   EXPECT_EQ(back.compute_units, 132);
   EXPECT_EQ(back.copy_gbps, 4100);
@@ -247,8 +246,8 @@ TEST_F(DbRecords, EveryStatusIsAcceptedByTheSchema) {
     db->record(test::untimed(run, test::key(16), test::config(static_cast<int>(s)), s, ""));
   db->record(test::timed(run, test::key(16), test::config(64), 10));
   Filter f;
-  for (auto s : {Status::ok, Status::verify_failed, Status::compile_error, Status::fault, Status::timeout,
-                 Status::infeasible}) {
+  for (auto s :
+       {Status::ok, Status::verify_failed, Status::compile_error, Status::fault, Status::timeout, Status::infeasible}) {
     f.status = s;
     ASSERT_EQ(db->measurements(f).size(), 1u) << to_string(s);
     EXPECT_EQ(db->measurements(f)[0].status, s);
@@ -311,8 +310,8 @@ TEST_F(DbRecords, NonCanonicalStoredTextNamesItsRow) {
   padded.replace(padded.find("=16"), 3, "=016");
   SQLite::Database raw(path, SQLite::OPEN_READWRITE);
   raw.exec(fmt::format("UPDATE measurements SET key = '{}'", padded));
-  EXPECT_THAT(error_of([&] { db->measurements(); }),
-              AllOf(HasSubstr("measurements row 1, column key"), HasSubstr("not in canonical form"), HasSubstr(canonical)));
+  EXPECT_THAT(error_of([&] { db->measurements(); }), AllOf(HasSubstr("measurements row 1, column key"),
+                                                           HasSubstr("not in canonical form"), HasSubstr(canonical)));
   EXPECT_THAT(error_of([&] { db->done({run}); }),
               AllOf(HasSubstr(path), HasSubstr("measurements run 1, column key"), HasSubstr("not in canonical form")));
 }
@@ -428,9 +427,8 @@ TEST_F(DbRecords, WinnersFilterAndTheViewServesPlainSqlite) {
   EXPECT_TRUE(db->winners(f).empty()) << "winners are ok rows";
 
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
-  SQLite::Statement q(raw,
-                      "SELECT median_us, device_name FROM winners WHERE json_extract(key_json, '$.heads') = 16 "
-                      "AND arch = 'gfx942'");
+  SQLite::Statement q(raw, "SELECT median_us, device_name FROM winners WHERE json_extract(key_json, '$.heads') = 16 "
+                           "AND arch = 'gfx942'");
   ASSERT_TRUE(q.executeStep());
   EXPECT_EQ(q.getColumn(0).getDouble(), 30);
   EXPECT_EQ(q.getColumn(1).getString(), "AMD Instinct MI300X");

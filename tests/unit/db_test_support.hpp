@@ -83,8 +83,7 @@ inline Run sample_run(std::string family = "mla_decode", std::string device = "N
   return r;
 }
 
-inline Params key(int64_t heads, int64_t block_len = 2, int64_t causal = 0, int64_t kv_dtype = 1,
-                  int64_t batch = 32) {
+inline Params key(int64_t heads, int64_t block_len = 2, int64_t causal = 0, int64_t kv_dtype = 1, int64_t batch = 32) {
   return {{"heads", heads}, {"block_len", block_len}, {"causal", causal}, {"kv_dtype", kv_dtype}, {"batch", batch}};
 }
 
@@ -139,8 +138,8 @@ inline Measurement untimed(int64_t run_id, Params k, Params c, Status s, std::st
 
 // Result of running a function in a child process.
 struct ChildResult {
-  bool ran = false;        // false: the child could not drop its privileges (see text)
-  std::string text;        // what the function returned, or why it could not run
+  bool ran = false;  // false: the child could not drop its privileges (see text)
+  std::string text;  // what the function returned, or why it could not run
 };
 
 // Runs `fn` in a forked child that cannot write files it does not own: as root (which ignores

@@ -39,10 +39,12 @@ struct JitCompiler : ::testing::Test {
   }
   ~JitCompiler() override { set_template_root(""); }
 
-  static std::vector<CompileJob> jobs(std::initializer_list<int> heads, std::initializer_list<std::pair<int, int>> rows_stages) {
+  static std::vector<CompileJob> jobs(std::initializer_list<int> heads,
+                                      std::initializer_list<std::pair<int, int>> rows_stages) {
     std::vector<CompileJob> out;
     for (int h : heads)
-      for (auto [r, s] : rows_stages) out.push_back({Params{{"heads", h}, {"kv_dtype", 0}}, Params{{"rows", r}, {"stages", s}}});
+      for (auto [r, s] : rows_stages)
+        out.push_back({Params{{"heads", h}, {"kv_dtype", 0}}, Params{{"rows", r}, {"stages", s}}});
     return out;
   }
 };
@@ -133,8 +135,9 @@ TEST_F(JitCompiler, FailedCacheWritesAreCountedWithTheirReason) {
   const auto& failed = batch.stats.cache_writes_failed;
   EXPECT_EQ(failed.count, 2u);
   EXPECT_THAT(failed.first, HasSubstr("cannot create " + cache_dir.path() + "/"));
-  EXPECT_THAT(failed.warning(cache), AllOf(HasSubstr("2 code objects could not be stored in the cache " + cache_dir.path()),
-                                           HasSubstr(failed.first), HasSubstr("compiles them again")));
+  EXPECT_THAT(failed.warning(cache),
+              AllOf(HasSubstr("2 code objects could not be stored in the cache " + cache_dir.path()),
+                    HasSubstr(failed.first), HasSubstr("compiles them again")));
 
   const auto clean = compile_candidates(family, jobs({8}, {{16, 1}}), compiler, settings("gfx90a", 2, nullptr));
   EXPECT_EQ(clean.stats.cache_writes_failed.count, 0u);
@@ -150,8 +153,8 @@ TEST(CacheWriteFailures, AddingKeepsTheFirstReason) {
   EXPECT_EQ(all.first, "cannot create a");
   const TempDir dir;
   const CodeCache cache(dir.path());
-  EXPECT_EQ(CacheWriteFailures({1, "why"}).warning(cache),
-            "warning: 1 code object could not be stored in the cache " + dir.path() + ": why; the next run compiles it again");
+  EXPECT_EQ(CacheWriteFailures({1, "why"}).warning(cache), "warning: 1 code object could not be stored in the cache " +
+                                                               dir.path() + ": why; the next run compiles it again");
 }
 
 TEST_F(JitCompiler, CorruptCacheEntryIsRecompiled) {

@@ -105,7 +105,7 @@ TEST(MlaLaunchPlan, GridIsRowTilesBySplitsByBatch) {
   const Case cases[] = {
       {16, 1, 64, 1, 32, {1, 1, 32}},  // one tile holds every row
       {128, 1, 64, 4, 2, {2, 4, 2}},
-      {12, 3, 16, 7, 5, {3, 7, 5}},    // 36 rows: the last tile is partial
+      {12, 3, 16, 7, 5, {3, 7, 5}},  // 36 rows: the last tile is partial
       {16, 4, 32, 2, 1, {2, 2, 1}},
   };
   for (const Case& c : cases) {
@@ -267,7 +267,8 @@ TEST(RopeUnfusedLaunches, AnFp8QOutIsQuantisedFromTheConcatenation) {
     EXPECT_EQ(argument<uint8_t*>(q, 1), p.q_out);
     EXPECT_EQ(argument<float>(q, 2), 0.5f);
     EXPECT_EQ(argument<rope::i64>(q, 3), elements);
-    EXPECT_EQ(u.quantise->shape.grid, (std::array<unsigned, 3>{static_cast<unsigned>((elements / 8 + 127) / 128), 1, 1}));
+    EXPECT_EQ(u.quantise->shape.grid,
+              (std::array<unsigned, 3>{static_cast<unsigned>((elements / 8 + 127) / 128), 1, 1}));
     EXPECT_EQ(u.quantise->shape.block, 128u);
   }
 }

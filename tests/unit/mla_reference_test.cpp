@@ -78,9 +78,12 @@ Keys random_keys(int kv_len, KvDtype dtype, std::mt19937& rng) {
   for (auto& row : keys)
     for (int d = 0; d < kHeadDim; ++d) {
       const float x = n(rng);
-      if (dtype == KvDtype::bf16) put_bf16(row, d, x);
-      else if (dtype == KvDtype::fp8_e4m3fn) row[d] = num::f32_to_fp8_e4m3fn(x);
-      else row[d] = num::f32_to_fp8_e4m3fnuz(x);
+      if (dtype == KvDtype::bf16)
+        put_bf16(row, d, x);
+      else if (dtype == KvDtype::fp8_e4m3fn)
+        row[d] = num::f32_to_fp8_e4m3fn(x);
+      else
+        row[d] = num::f32_to_fp8_e4m3fnuz(x);
     }
   return keys;
 }
@@ -126,7 +129,8 @@ TEST(MlaReference, OneKeyGivesItsValueExactlyAndLseIsTheScaledScore) {
     double dot = 0;
     for (int d = 0; d < kHeadDim; ++d) dot += q_at(p, h, d) * bf16_key(keys[0], d);
     EXPECT_DOUBLE_EQ(r.lse[h], 0.125 * dot) << "h=" << h;
-    for (int d = 0; d < kValueDim; ++d) ASSERT_EQ(r.o[h * kValueDim + d], bf16_key(keys[0], d)) << "h=" << h << " d=" << d;
+    for (int d = 0; d < kValueDim; ++d)
+      ASSERT_EQ(r.o[h * kValueDim + d], bf16_key(keys[0], d)) << "h=" << h << " d=" << d;
   }
 }
 
@@ -332,7 +336,8 @@ Reference naive(const HostProblem& p) {
     const int32_t page = p.block_table[static_cast<size_t>(b) * p.max_pages + j / p.page_size];
     const uint8_t* row = p.kv_cache.data() + (static_cast<size_t>(page) * p.page_size + j % p.page_size) * rb;
     switch (p.kv_dtype) {
-      case KvDtype::bf16: return static_cast<double>(num::bf16_to_f32(static_cast<uint16_t>(row[2 * d] | (row[2 * d + 1] << 8))));
+      case KvDtype::bf16:
+        return static_cast<double>(num::bf16_to_f32(static_cast<uint16_t>(row[2 * d] | (row[2 * d + 1] << 8))));
       case KvDtype::fp8_e4m3fn: return static_cast<double>(num::fp8_e4m3fn_to_f32(row[d])) * p.kv_scale;
       case KvDtype::fp8_e4m3fnuz: return static_cast<double>(num::fp8_e4m3fnuz_to_f32(row[d])) * p.kv_scale;
     }
@@ -380,8 +385,10 @@ TEST(MlaReference, MatchesANaiveTranscriptionOfTheContract) {
     const Reference got = reference(p), want = naive(p);
     ASSERT_EQ(got.o.size(), want.o.size());
     ASSERT_EQ(got.lse.size(), want.lse.size());
-    for (size_t i = 0; i < want.o.size(); ++i) ASSERT_NEAR(got.o[i], want.o[i], 1e-12) << "seed " << seed << " o[" << i << "]";
-    for (size_t i = 0; i < want.lse.size(); ++i) ASSERT_NEAR(got.lse[i], want.lse[i], 1e-12) << "seed " << seed << " lse[" << i << "]";
+    for (size_t i = 0; i < want.o.size(); ++i)
+      ASSERT_NEAR(got.o[i], want.o[i], 1e-12) << "seed " << seed << " o[" << i << "]";
+    for (size_t i = 0; i < want.lse.size(); ++i)
+      ASSERT_NEAR(got.lse[i], want.lse[i], 1e-12) << "seed " << seed << " lse[" << i << "]";
   }
 }
 
@@ -441,11 +448,13 @@ TEST(MlaReference, SetCacheElementIsReadBackThroughTheBlockTable) {
   for (auto dtype : {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn, num::KvDtype::fp8_e4m3fnuz}) {
     HostProblem p = make_problem({8, 1, false, dtype, 2}, Shape{100, 16, 0, false}, 3);
     const int b = 1, key = 37, dim = 500;
-    const size_t row = static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + key / p.page_size]) *
-                           p.page_size + key % p.page_size;
+    const size_t row =
+        static_cast<size_t>(p.block_table[static_cast<size_t>(b) * p.max_pages + key / p.page_size]) * p.page_size +
+        key % p.page_size;
     for (float x : {-1.5f, 2.75f}) {
       set_cache_element(p, row * kHeadDim + dim, x);
-      EXPECT_EQ(request_keys(p, b)[static_cast<size_t>(key) * kHeadDim + dim], x) << "cache type " << static_cast<int>(dtype);
+      EXPECT_EQ(request_keys(p, b)[static_cast<size_t>(key) * kHeadDim + dim], x)
+          << "cache type " << static_cast<int>(dtype);
     }
   }
 }

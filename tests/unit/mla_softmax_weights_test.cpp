@@ -1,12 +1,12 @@
 // The number format of the softmax weights P in O = P V, against mla_decode's output tolerance:
 // why the matrix-core kernels feed P V two bf16 terms of P (or one fp16 term), and not the one
 // bf16 term that FlashMLA uses; and what one fp16 term costs a bf16 cache, whose values wgmma's
-// P V converts to fp16 (mla_decode_mma.hip, number formats): its range. Each format is emulated on the CPU the way the kernels compute
-// (fp32 scores in the exp2 domain, P = 2^(S - max) in fp32 and then rounded to the format, the row
-// sum of the unrounded P, fp32 accumulation, one bf16 rounding of the output) and compared with
-// the double reference exactly as DeviceInstance::verify compares a kernel's output.
-// On the H200 the two one-term kernels of experiments/2026-12-02-mla-decode-seesaw
-// failed verification the same way (ctx=77: err 5.5e-4 and 5.8e-4 against 5e-4 + 1e-2 |ref|).
+// P V converts to fp16 (mla_decode_mma.hip, number formats): its range. Each format is emulated on the CPU the way the
+// kernels compute (fp32 scores in the exp2 domain, P = 2^(S - max) in fp32 and then rounded to the format, the row sum
+// of the unrounded P, fp32 accumulation, one bf16 rounding of the output) and compared with the double reference
+// exactly as DeviceInstance::verify compares a kernel's output. On the H200 the two one-term kernels of
+// experiments/2026-12-02-mla-decode-seesaw failed verification the same way (ctx=77: err 5.5e-4 and 5.8e-4 against 5e-4
+// + 1e-2 |ref|).
 #include <cmath>
 #include <cstring>
 #include <vector>

@@ -28,7 +28,9 @@ struct MlaTimingInputs : ::testing::Test {
   std::unique_ptr<Instance> timing(const Key& key, uint64_t seed = 1) {
     return mla_decode_family().instantiate_for_timing(ctx, to_params(key), shape, seed, inputs);
   }
-  static const DeviceInstance& of(const std::unique_ptr<Instance>& i) { return dynamic_cast<const DeviceInstance&>(*i); }
+  static const DeviceInstance& of(const std::unique_ptr<Instance>& i) {
+    return dynamic_cast<const DeviceInstance&>(*i);
+  }
 };
 
 TEST_F(MlaTimingInputs, KeysDifferingInHeadsBlockLengthMaskOrSeedShareOneCache) {
@@ -89,8 +91,8 @@ TEST_F(MlaTimingInputs, TheSharedCacheHoldsMakeProblemsValuesOnEveryPageTheKeysN
   // The same cache again, from a cache of another worker: the same bytes (drawn from its id).
   InputCache other(size_t{1} << 30);
   const auto mine = timing({16, 1, true, num::KvDtype::bf16, 4});
-  const auto theirs =
-      mla_decode_family().instantiate_for_timing(ctx, to_params(Key{16, 1, true, num::KvDtype::bf16, 4}), shape, 5, other);
+  const auto theirs = mla_decode_family().instantiate_for_timing(
+      ctx, to_params(Key{16, 1, true, num::KvDtype::bf16, 4}), shape, 5, other);
   const size_t bytes = cache_bytes(of(mine).problem());
   EXPECT_NE(&of(mine).kv_copies(), &of(theirs).kv_copies());
   EXPECT_EQ(decoded(ctx, *of(mine).kv_copies()[0], num::KvDtype::bf16, bytes),

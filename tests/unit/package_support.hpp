@@ -81,8 +81,7 @@ inline void fill_two_programs(MlaDb& m, const std::string& arch, const std::stri
   m.ok(run, mla_key(16, 1, false, KvDtype::bf16), mla_config(16, 32, 1, 0), 12.0);  // slower
   m.ok(run, mla_key(16, 4, false, KvDtype::bf16), mla_config(16, 32, 1, 0), 20.0);
   m.ok(run, mla_key(16, 2, false, KvDtype::bf16), mla_config(16, 16, 1, 0), 15.0);  // shares the first program
-  m.declared_gap(arch, mla_key(16, 2, false, KvDtype::fp8_e4m3fn),
-                 mla_key(16, 2, false, KvDtype::bf16).canonical());
+  m.declared_gap(arch, mla_key(16, 2, false, KvDtype::fp8_e4m3fn), mla_key(16, 2, false, KvDtype::bf16).canonical());
 }
 
 }  // namespace ktune::package_test

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "backend/backend.hpp"
 #include "dispatch/package.hpp"
@@ -94,8 +94,8 @@ TEST_P(PackageTest, ManifestHashesMatchTheFilesAndSymbolsAreInTheCodeObjects) {
   MlaDb m;
   fill_two_programs(m, arch, device());
   TempDir out;
-  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)),
-                               request(arch, out.path()));
+  const auto p =
+      write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)), request(arch, out.path()));
   const auto ext = arch.starts_with("gfx") ? ".hsaco" : ".cubin";
 
   const auto manifest = read_manifest(out.path());
@@ -231,9 +231,9 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   const std::string other_vendors = std::string(16, 'b') + (arch.starts_with("gfx") ? ".cubin" : ".hsaco");
   db::test::write_file(out + "/" + other_vendors, "not this arch's code\n");
   auto manifest = read_manifest(out);
-  for (const auto& [foreign, entry] : {std::pair{"../outside.cubin", json::object()}, std::pair{"notes.txt", json::object()},
-                                       std::pair{other_vendors.c_str(), json::object()},
-                                       std::pair{"", json::array({"an entry that is no object"})}}) {
+  for (const auto& [foreign, entry] :
+       {std::pair{"../outside.cubin", json::object()}, std::pair{"notes.txt", json::object()},
+        std::pair{other_vendors.c_str(), json::object()}, std::pair{"", json::array({"an entry that is no object"})}}) {
     auto e = entry;
     if (e.is_object()) e["file"] = foreign;
     manifest.at("code_objects").push_back(e);
@@ -253,8 +253,8 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   // this package's to remove.
   const std::string theirs = std::string(16, 'a') + (arch.starts_with("gfx") ? ".hsaco" : ".cubin");
   db::test::write_file(out + "/" + theirs, "another family's code\n");
-  for (const auto& [family, manifest_arch] :
-       {std::pair<std::string, std::string>{"qk_rope_cache", arch}, std::pair<std::string, std::string>{"mla_decode", "sm_80"}}) {
+  for (const auto& [family, manifest_arch] : {std::pair<std::string, std::string>{"qk_rope_cache", arch},
+                                              std::pair<std::string, std::string>{"mla_decode", "sm_80"}}) {
     json entry = json::object(), other = json::object();
     entry["file"] = theirs;
     other["family"] = family;
@@ -281,12 +281,12 @@ TEST(PackageGapsOnly, TheRuntimeTableOfAPackageWithoutKernelsCompiles) {
   EXPECT_TRUE(p.code_objects.empty());
 
   std::string table = db::test::read_file(std::string(KTUNE_SOURCE_DIR) + "/dispatch/runtime/package_table.cpp.in");
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"@KTUNE_PACKAGE_NAME@", "mla_decode-gfx942"},
-           {"@KTUNE_PACKAGE_HEADER@", out.file("mla_decode_package.hpp")},
-           {"@KTUNE_FAMILY@", "mla_decode"},
-           {"@KTUNE_FAMILY_VARIABLE@", "kMlaDecode"},
-           {"@KTUNE_TABLE_FUNCTION@", "test_mla_decode_gfx942"}})
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"@KTUNE_PACKAGE_NAME@", "mla_decode-gfx942"},
+                                                        {"@KTUNE_PACKAGE_HEADER@", out.file("mla_decode_package.hpp")},
+                                                        {"@KTUNE_FAMILY@", "mla_decode"},
+                                                        {"@KTUNE_FAMILY_VARIABLE@", "kMlaDecode"},
+                                                        {"@KTUNE_TABLE_FUNCTION@", "test_mla_decode_gfx942"}})
     for (auto at = table.find(name); at != std::string::npos; at = table.find(name))
       table.replace(at, name.size(), value);
   table += R"(
@@ -299,10 +299,10 @@ static_assert(kChoices.empty() && kObjects.empty());
 }  // namespace ktune::runtime
 )";
   db::test::write_file(out.file("table.cpp"), table);
-  const auto built = shell(fmt::format("'{}' -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I'{}' -I'{}' '{}'",
-                                       KTUNE_CXX, KTUNE_SOURCE_DIR, std::string(KTUNE_SOURCE_DIR) +
-                                       "/dispatch/runtime/include", out.file("table.cpp")),
-                           out.file("table.log"));
+  const auto built = shell(
+      fmt::format("'{}' -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I'{}' -I'{}' '{}'", KTUNE_CXX, KTUNE_SOURCE_DIR,
+                  std::string(KTUNE_SOURCE_DIR) + "/dispatch/runtime/include", out.file("table.cpp")),
+      out.file("table.log"));
   EXPECT_EQ(built.status, 0) << built.output;
 }
 

@@ -109,7 +109,8 @@ TEST(Params, MalformedCanonicalTextIsRejected) {
       {"heads=016", "parameters 'heads=016' are not in canonical form (want 'heads=16')"},
       {"a=1,heads=-0", "parameters 'a=1,heads=-0' are not in canonical form (want 'a=1,heads=0')"},
   };
-  for (const auto& [text, message] : cases) EXPECT_EQ(error_of([&] { Params::parse_canonical(text); }), message) << text;
+  for (const auto& [text, message] : cases)
+    EXPECT_EQ(error_of([&] { Params::parse_canonical(text); }), message) << text;
   EXPECT_EQ(Params::parse_canonical("heads=1,b=2").canonical(), "heads=1,b=2");
 }
 
@@ -125,7 +126,9 @@ TEST(ParamsValidate, AcceptsExactlyTheDeclaredFieldsInOrderAndRange) {
   const Params good{{"heads", 16}, {"block_len", 2}, {"causal", 0}, {"kv_dtype", 2}};
   EXPECT_EQ(error_of([&] { validate(good, kSpecs, "key"); }), "<no error>");
 
-  EXPECT_EQ(error_of([] { validate(Params{{"heads", 16}}, kSpecs, "key"); }),
+  EXPECT_EQ(error_of([] {
+              validate(Params{{"heads", 16}}, kSpecs, "key");
+            }),
             "key has 1 fields, expected 4 ({heads=16})");
   EXPECT_EQ(error_of([] {
               validate(Params{{"heads", 16}, {"causal", 0}, {"block_len", 2}, {"kv_dtype", 0}}, kSpecs, "key");

@@ -177,9 +177,7 @@ class WithoutIdentityConstraint final : public Family {
     as_full.rope = RopeMode::full;
     return family().infeasible(to_params(as_full), c, t);
   }
-  std::optional<std::string> precondition_violated(const Params&, const Params&) const override {
-    return std::nullopt;
-  }
+  std::optional<std::string> precondition_violated(const Params&, const Params&) const override { return std::nullopt; }
   LaunchInfo launch_info(const Params& k, const Params& c) const override { return family().launch_info(k, c); }
   std::vector<Params> verify_shapes(const Params& k) const override { return family().verify_shapes(k); }
   std::unique_ptr<Instance> instantiate(backend::Context& ctx, const Params& k, const Params& s, uint64_t seed,

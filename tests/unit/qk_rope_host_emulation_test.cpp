@@ -130,31 +130,40 @@ class HostContext final : public backend::Context {
   }
   void set_shared_limit(void*, size_t) override {}
   void launch(void* fn, backend::Dim3 grid, backend::Dim3 block, size_t shared_bytes, void** args) override {
-    if (block.y != 1 || block.z != 1 || shared_bytes != 0) throw Error("host emulation: 1-D blocks without shared memory");
+    if (block.y != 1 || block.z != 1 || shared_bytes != 0)
+      throw Error("host emulation: 1-D blocks without shared memory");
     const unsigned g[3] = {grid.x, grid.y, grid.z};
     reinterpret_cast<EntryPoint>(fn)(g, block.x, args);
   }
   std::unique_ptr<backend::Event> event() override { throw Error("host emulation does not time"); }
   void record(backend::Event&) override { throw Error("host emulation does not time"); }
-  float elapsed_ms(const backend::Event&, const backend::Event&) override { throw Error("host emulation does not time"); }
+  float elapsed_ms(const backend::Event&, const backend::Event&) override {
+    throw Error("host emulation does not time");
+  }
   void synchronize() override {}
   void begin_capture() override {}
   std::unique_ptr<backend::Graph> end_capture() override { return nullptr; }
   void replay(backend::Graph&) override { throw Error("host emulation has no graphs"); }
 
  private:
-  backend::DeviceInfo info_{.name = "host emulation", .arch = "gfx90a", .compute_units = 1, .warp_size = 64,
-                            .l2_bytes = 1 << 20, .memory_bytes = int64_t{1} << 32, .shared_per_block = 65536,
-                            .shared_per_block_optin = 65536, .clock_khz = 1000};
+  backend::DeviceInfo info_{.name = "host emulation",
+                            .arch = "gfx90a",
+                            .compute_units = 1,
+                            .warp_size = 64,
+                            .l2_bytes = 1 << 20,
+                            .memory_bytes = int64_t{1} << 32,
+                            .shared_per_block = 65536,
+                            .shared_per_block_optin = 65536,
+                            .clock_khz = 1000};
 };
 
 // Both layouts, every vector width, tokens per CTA 1 / 2 / 4, both clamping modes, the unfused
 // sequence (two widths, both clamping modes).
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
-      {Layout::token, 8, 1, 128, true, true},      {Layout::token, 2, 2, 256, false, true},
-      {Layout::token_head, 4, 4, 64, true, true},  {Layout::token_head, 8, 2, 128, false, true},
-      {Layout::token, 8, 1, 128, true, false},     {Layout::token, 4, 1, 64, false, false},
+      {Layout::token, 8, 1, 128, true, true},     {Layout::token, 2, 2, 256, false, true},
+      {Layout::token_head, 4, 4, 64, true, true}, {Layout::token_head, 8, 2, 128, false, true},
+      {Layout::token, 8, 1, 128, true, false},    {Layout::token, 4, 1, 64, false, false},
   };
   return configs;
 }
@@ -173,8 +182,9 @@ class Library {
     std::string source = std::string(kHostShims) + jit::render(qk_rope_cache_family().template_file()) + kLauncher;
     for (const std::string& n : names) {
       entry_[n] = fmt::format("ktune_entry_{}", entry_.size());
-      source += fmt::format("extern \"C\" void {}(const unsigned* g, unsigned t, void** a) {{ ktune_launch(&{}, g, t, a); }}\n",
-                            entry_[n], n);
+      source += fmt::format(
+          "extern \"C\" void {}(const unsigned* g, unsigned t, void** a) {{ ktune_launch(&{}, g, t, a); }}\n",
+          entry_[n], n);
     }
     db::test::write_file(dir_.file("kernels.cpp"), source);
     const std::string command = fmt::format("'{}' -std=c++17 -O1 -shared -fPIC -w '{}' -o '{}' >'{}' 2>&1", KTUNE_CXX,

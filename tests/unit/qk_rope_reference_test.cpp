@@ -27,8 +27,8 @@ Key key(int heads, num::KvDtype kv, num::KvDtype q, RopeMode rope, bool neox, in
 // One token, one head, a 2-row table; q_pe and k_pe hold 1, 2, 3 at elements 0, 1, 32 and 0
 // elsewhere, row 1 of the table has cos 0.5, sin 0.25 at angle 0. Every value is exact.
 HostProblem hand_problem(bool is_neox) {
-  HostProblem p = make_problem(key(1, num::KvDtype::bf16, num::KvDtype::bf16, RopeMode::full, is_neox, 1),
-                               Shape{1, 1, 2, 0}, 1);
+  HostProblem p =
+      make_problem(key(1, num::KvDtype::bf16, num::KvDtype::bf16, RopeMode::full, is_neox, 1), Shape{1, 1, 2, 0}, 1);
   p.positions = {1};
   std::fill(p.q_pe.begin(), p.q_pe.end(), uint16_t{0});
   std::fill(p.cos.begin(), p.cos.end(), 1.f);
@@ -114,8 +114,8 @@ TEST(QkRopeReference, Fp8StoresRoundOfValueOverScale) {
 }
 
 TEST(QkRopeReference, PaddedTokensAndUntouchedSlotsKeepTheirBytes) {
-  const HostProblem p =
-      make_problem(key(4, num::KvDtype::fp8_e4m3fn, num::KvDtype::bf16, RopeMode::full, false, 0), Shape{9, 4, 64, 3}, 2);
+  const HostProblem p = make_problem(key(4, num::KvDtype::fp8_e4m3fn, num::KvDtype::bf16, RopeMode::full, false, 0),
+                                     Shape{9, 4, 64, 3}, 2);
   ASSERT_EQ(std::count(p.slot_mapping.begin(), p.slot_mapping.end(), -1), 3);
   const Reference r = reference(p);
   const Outputs out = encode(p, r);
@@ -139,8 +139,8 @@ TEST(QkRopeReference, PaddedTokensAndUntouchedSlotsKeepTheirBytes) {
 }
 
 TEST(QkRopeReference, IdentityInputsUseAOneRowTableAndPositionsUpToTwoToTheTwenty) {
-  const HostProblem p =
-      make_problem(key(16, num::KvDtype::bf16, num::KvDtype::bf16, RopeMode::identity, true, 64), Shape{0, 1, 4096, 0}, 9);
+  const HostProblem p = make_problem(key(16, num::KvDtype::bf16, num::KvDtype::bf16, RopeMode::identity, true, 64),
+                                     Shape{0, 1, 4096, 0}, 9);
   EXPECT_EQ(p.table_rows, 1);
   EXPECT_EQ(p.cos, std::vector<float>(kTableDim, 1.f));
   EXPECT_EQ(p.sin, std::vector<float>(kTableDim, 0.f));
@@ -184,12 +184,13 @@ TEST(QkRopeReference, RejectsABf16TableWithAClearError) {
   HostProblem p = hand_problem(true);
   EXPECT_NO_THROW(reference(p));
   p.table_dtype = TableDtype::bf16;
-  EXPECT_THAT([&] { reference(p); }, testing::ThrowsMessage<Error>(HasSubstr("must be fp32; a bf16 table is rejected")));
+  EXPECT_THAT([&] { reference(p); },
+              testing::ThrowsMessage<Error>(HasSubstr("must be fp32; a bf16 table is rejected")));
 }
 
 TEST(QkRopeReference, RejectsInconsistentProblems) {
-  const HostProblem good =
-      make_problem(key(2, num::KvDtype::fp8_e4m3fn, num::KvDtype::bf16, RopeMode::full, false, 4), Shape{0, 4, 8, 0}, 1);
+  const HostProblem good = make_problem(key(2, num::KvDtype::fp8_e4m3fn, num::KvDtype::bf16, RopeMode::full, false, 4),
+                                        Shape{0, 4, 8, 0}, 1);
   EXPECT_NO_THROW(reference(good));
   auto rejects = [&](auto mutate, const char* message) {
     HostProblem p = good;

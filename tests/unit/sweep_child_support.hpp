@@ -10,10 +10,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <tuple>

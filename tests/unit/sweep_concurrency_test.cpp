@@ -73,8 +73,7 @@ TEST_F(SweepConcurrency, SameKeysKeepBothRunsRows) {
 
   // The same winners in each run: per key the fastest verified config (rows=16).
   std::map<int64_t, std::vector<std::string>> winners;
-  for (const auto& w : db->winners())
-    winners[w.run.id].push_back(w.m.key.canonical() + " " + w.m.config.canonical());
+  for (const auto& w : db->winners()) winners[w.run.id].push_back(w.m.key.canonical() + " " + w.m.config.canonical());
   ASSERT_EQ(winners.size(), 2u);
   EXPECT_EQ(winners[runs[0].id], winners[runs[1].id]);
   EXPECT_EQ(winners[runs[0].id].size(), 3u) << "heads=32, 16 and 8 have a verified config";
@@ -96,7 +95,8 @@ TEST_F(SweepConcurrency, SameKeysResumedTogetherShareOneRun) {
   EXPECT_GE(got_rows.size(), want_rows.size());
   EXPECT_EQ(testing::gaps_of(*db), want_gaps);
   std::set<std::string> winner_keys;
-  for (const auto& w : db->winners()) EXPECT_TRUE(winner_keys.insert(w.m.key.canonical()).second) << w.m.key.canonical();
+  for (const auto& w : db->winners())
+    EXPECT_TRUE(winner_keys.insert(w.m.key.canonical()).second) << w.m.key.canonical();
   EXPECT_EQ(winner_keys.size(), 3u);
   std::printf("[ resumed  ] %zu rows for %zu candidates\n", got_rows.size(), want_rows.size());
 }

@@ -33,22 +33,26 @@ TEST(SweepPlan, PrunesInfeasibleConfigsAndCountsThem) {
   const auto& fp8 = plan.keys[3];
   EXPECT_EQ(fp8.key, (Params{{"heads", 16}, {"kv_dtype", 1}}));
   EXPECT_FALSE(fp8.no_config());
-  EXPECT_EQ(fp8.configs, (std::vector<Params>{Params{{"rows", 16}, {"stages", 2}}, Params{{"rows", 64}, {"stages", 2}}}));
-  EXPECT_EQ(fp8.infeasible_reasons, (std::vector<std::pair<std::string, size_t>>{{"fp8 needs fewer than 4 stages", 2}}));
+  EXPECT_EQ(fp8.configs,
+            (std::vector<Params>{Params{{"rows", 16}, {"stages", 2}}, Params{{"rows", 64}, {"stages", 2}}}));
+  EXPECT_EQ(fp8.infeasible_reasons,
+            (std::vector<std::pair<std::string, size_t>>{{"fp8 needs fewer than 4 stages", 2}}));
   EXPECT_EQ(plan.keys[2].configs.size(), 4u) << "heads=16 bf16 keeps every config";
 }
 
 TEST(SweepPlan, ResumeSkipsWhatIsDone) {
   ToyFamily f;
   Params k{{"heads", 16}, {"kv_dtype", 0}};
-  DoneSet done = {{k, Params{{"rows", 16}, {"stages", 2}}}, {k, Params{{"rows", 64}, {"stages", 4}}},
+  DoneSet done = {{k, Params{{"rows", 16}, {"stages", 2}}},
+                  {k, Params{{"rows", 64}, {"stages", 4}}},
                   // done but now infeasible: counted as infeasible, not as done
                   {Params{{"heads", 2}, {"kv_dtype", 0}}, Params{{"rows", 16}, {"stages", 2}}}};
   auto full = build_plan(space(f), kTarget);
   auto plan = build_plan(space(f), kTarget, done);
   EXPECT_EQ(plan.done, 2u);
   EXPECT_EQ(plan.candidates, full.candidates - 2);
-  EXPECT_EQ(plan.keys[2].configs, (std::vector<Params>{Params{{"rows", 16}, {"stages", 4}}, Params{{"rows", 64}, {"stages", 2}}}));
+  EXPECT_EQ(plan.keys[2].configs,
+            (std::vector<Params>{Params{{"rows", 16}, {"stages", 4}}, Params{{"rows", 64}, {"stages", 2}}}));
   EXPECT_EQ(plan.keys[2].done, 2u);
 }
 

@@ -46,7 +46,8 @@ TEST(SweepProgress, CountsAndEta) {
 TEST(SweepProgress, ModesPrintWhatTheyShould) {
   Captured lines, bar, quiet;
   {
-    Progress l(Progress::Mode::lines, 2, lines.f), b(Progress::Mode::bar, 2, bar.f), q(Progress::Mode::quiet, 2, quiet.f);
+    Progress l(Progress::Mode::lines, 2, lines.f), b(Progress::Mode::bar, 2, bar.f),
+        q(Progress::Mode::quiet, 2, quiet.f);
     for (Progress* p : {&l, &b, &q}) {
       p->candidate_done(true);
       p->key_done("heads=16: 1 ok", false);

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <map>
 
+#include <SQLiteCpp/Database.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <SQLiteCpp/Database.h>
 
 #include "db/database.hpp"
 #include "sweep/filter.hpp"
@@ -312,7 +312,8 @@ TEST_F(SweepRunner, AnOkRowThatDidNotConvergeSaysSo) {
   sweep(space({64}, {176, 16}));
   auto m = by_rows(64);
   EXPECT_EQ(m[176].status, db::Status::ok);
-  EXPECT_EQ(m[176].detail, "not converged: median not bounded (20 samples); stopped at the time budget; clock throttled")
+  EXPECT_EQ(m[176].detail,
+            "not converged: median not bounded (20 samples); stopped at the time budget; clock throttled")
       << "the worker's own detail is kept";
   EXPECT_EQ(m[16].status, db::Status::ok);
   EXPECT_EQ(m[16].detail, "");
@@ -367,11 +368,12 @@ TEST(SweepRunnerRoofs, AResumeWhereTheCopyRoofMovedSaysSo) {
   const auto resumed = sweep_with(slower, "second-host", {16, 160});
   EXPECT_TRUE(resumed.resumed);
   EXPECT_EQ(resumed.run_id, first.run_id);
-  EXPECT_EQ(resumed.roof_warning,
-            fmt::format("warning: run {} measured a copy bandwidth of 1000 GB/s (on host 'first-host'); the device here "
-                        "reaches 850 GB/s, -15.0%: the fractions of the roof of the rows added now are of the run's "
-                        "1000 GB/s all the same",
-                        first.run_id));
+  EXPECT_EQ(
+      resumed.roof_warning,
+      fmt::format("warning: run {} measured a copy bandwidth of 1000 GB/s (on host 'first-host'); the device here "
+                  "reaches 850 GB/s, -15.0%: the fractions of the roof of the rows added now are of the run's "
+                  "1000 GB/s all the same",
+                  first.run_id));
   for (const auto& m : db->measurements()) {
     if (m.config.at("rows") == 160) {
       EXPECT_NEAR(m.frac_copy_bw.value_or(0), 5e6 / 11e3 / 1000, 1e-9);
@@ -590,8 +592,8 @@ TEST_F(SweepRunner, TimeIsAccountedFromTheWorkersAnswersAndAroundThem) {
 }
 
 TEST_F(SweepRunner, WorkerOnAnotherDeviceIsRefused) {
-  options.worker_command = {"/bin/sh", "-c",
-                            "read l; echo '{\"ready\":true,\"device\":{\"name\":\"Other\",\"arch\":\"sm_80\"}}'; read l"};
+  options.worker_command = {
+      "/bin/sh", "-c", "read l; echo '{\"ready\":true,\"device\":{\"name\":\"Other\",\"arch\":\"sm_80\"}}'; read l"};
   try {
     sweep(space({32}, {16}));
     FAIL() << "a worker on another device must be refused";

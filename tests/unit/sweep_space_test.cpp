@@ -55,7 +55,8 @@ void expect_each_named(const std::vector<BadCase>& cases, const std::string& goo
   for (const auto& c : cases) {
     auto err = error_of(c.text);
     ASSERT_FALSE(err.empty()) << c.name << ": accepted";
-    for (const auto& m : c.must_mention) EXPECT_NE(err.find(m), std::string::npos) << c.name << ": '" << m << "' not in: " << err;
+    for (const auto& m : c.must_mention)
+      EXPECT_NE(err.find(m), std::string::npos) << c.name << ": '" << m << "' not in: " << err;
   }
   EXPECT_EQ(error_of(good), "") << "the good text must be accepted";
 }
@@ -108,8 +109,10 @@ TEST(SweepSpace, ConfigGridsAreUnitedInOrderEachConfigOnce) {
   ToyFamily family;
   auto s = parse_space(kGrids, "grids.toml", family);
   ASSERT_EQ(s.config_grids.size(), 2u);
-  const std::vector<Params> expected = {{{"rows", 16}, {"stages", 2}}, {{"rows", 16}, {"stages", 4}},
-                                        {{"rows", 32}, {"stages", 2}}, {{"rows", 32}, {"stages", 4}},
+  const std::vector<Params> expected = {{{"rows", 16}, {"stages", 2}},
+                                        {{"rows", 16}, {"stages", 4}},
+                                        {{"rows", 32}, {"stages", 2}},
+                                        {{"rows", 32}, {"stages", 4}},
                                         {{"rows", 64}, {"stages", 2}}};
   EXPECT_EQ(space_configs(s), expected);
 }
@@ -119,10 +122,16 @@ TEST(SweepSpace, EveryMistakeInAGridIsNamed) {
   const std::string second = "[[configs]]\nrows = [32, 64]\nstages = 2\n";
   std::vector<BadCase> cases = {
       {"grid lacks a field", replace(kGrids, "rows = [32, 64]\n", ""), {"bad.toml:8", "[configs #2]", "rows"}},
-      {"grid with a stranger", replace(kGrids, "stages = 2\n", "stages = 2\nwarps = 4\n"), {"bad.toml:11", "[configs #2]", "warps"}},
+      {"grid with a stranger",
+       replace(kGrids, "stages = 2\n", "stages = 2\nwarps = 4\n"),
+       {"bad.toml:11", "[configs #2]", "warps"}},
       {"bad value in a grid", replace(kGrids, "[32, 64]", "[32, 999]"), {"bad.toml:9", "configs #2", "rows", "999"}},
-      {"no grid", replace(replace(replace(kGrids, first, ""), second, ""), "[keys]", "configs = []\n[keys]"), {"bad.toml:2", "no grid"}},
-      {"grid not a table", replace(replace(replace(kGrids, first, ""), second, ""), "[keys]", "configs = [3]\n[keys]"), {"bad.toml:2", "[configs #1]", "must be a table"}},
+      {"no grid",
+       replace(replace(replace(kGrids, first, ""), second, ""), "[keys]", "configs = []\n[keys]"),
+       {"bad.toml:2", "no grid"}},
+      {"grid not a table",
+       replace(replace(replace(kGrids, first, ""), second, ""), "[keys]", "configs = [3]\n[keys]"),
+       {"bad.toml:2", "[configs #1]", "must be a table"}},
   };
   expect_each_named(cases, kGrids);
 }
@@ -145,20 +154,30 @@ TEST(SweepFilter, AConfigFilterDropsTheGridsItEmptiesAndFailsOnlyWhenAllAre) {
 TEST(SweepSpace, EveryMistakeIsNamed) {
   std::vector<BadCase> cases = {
       {"not toml", replace(kGood, "heads = [8, 16]", "heads = [8, 16"), {"bad.toml:", "not valid TOML"}},
-      {"other family", replace(kGood, R"(family = "toy")", R"(family = "mla_decode")"), {"bad.toml:1", "mla_decode", "toy"}},
+      {"other family",
+       replace(kGood, R"(family = "toy")", R"(family = "mla_decode")"),
+       {"bad.toml:1", "mla_decode", "toy"}},
       {"no family", replace(kGood, "family = \"toy\"\n", ""), {"bad.toml", "family"}},
       {"unknown entry", replace(kGood, "description", "descripton"), {"bad.toml:2", "descripton"}},
-      {"unknown field", replace(kGood, "heads = [8, 16]", "heads = [8, 16]\nwarps = [4]"), {"bad.toml:5", "[keys]", "warps", "heads, kv_dtype"}},
+      {"unknown field",
+       replace(kGood, "heads = [8, 16]", "heads = [8, 16]\nwarps = [4]"),
+       {"bad.toml:5", "[keys]", "warps", "heads, kv_dtype"}},
       {"missing field", replace(kGood, "stages = 2\n", ""), {"bad.toml", "[configs]", "stages", "pipeline stages"}},
       {"missing table", replace(kGood, "[shape]\nctx = 4096\nbatch = 32\n", ""), {"bad.toml", "[shape]", "ctx"}},
-      {"bad label", replace(kGood, R"("fp8"])", R"("fp16"])"), {"bad.toml:5", "[keys]", "kv_dtype", "fp16", "bf16, fp8"}},
+      {"bad label",
+       replace(kGood, R"("fp8"])", R"("fp16"])"),
+       {"bad.toml:5", "[keys]", "kv_dtype", "fp16", "bf16, fp8"}},
       {"out of range", replace(kGood, "[8, 16]", "[8, 129]"), {"bad.toml:4", "[keys]", "heads", "129", "[1, 128]"}},
       {"float", replace(kGood, "ctx = 4096", "ctx = 4096.5"), {"bad.toml:10", "[shape]", "ctx", "floating-point"}},
       {"nested list", replace(kGood, "[16, 32, 64]", "[16, [32]]"), {"bad.toml:7", "[configs]", "rows", "a list"}},
       {"duplicate", replace(kGood, "[16, 32, 64]", "[16, 32, 16]"), {"bad.toml:7", "rows", "16", "twice"}},
       {"empty list", replace(kGood, "[16, 32, 64]", "[]"), {"bad.toml:7", "rows", "empty"}},
-      {"shape list", replace(kGood, "batch = 32", "batch = [32, 64]"), {"bad.toml:11", "[shape]", "batch", "one value"}},
-      {"not a table", replace(kGood, "[keys]\nheads = [8, 16]\nkv_dtype = [\"bf16\", \"fp8\"]\n", "keys = 3\n"), {"bad.toml:3", "keys", "must be a table"}},
+      {"shape list",
+       replace(kGood, "batch = 32", "batch = [32, 64]"),
+       {"bad.toml:11", "[shape]", "batch", "one value"}},
+      {"not a table",
+       replace(kGood, "[keys]\nheads = [8, 16]\nkv_dtype = [\"bf16\", \"fp8\"]\n", "keys = 3\n"),
+       {"bad.toml:3", "keys", "must be a table"}},
   };
   expect_each_named(cases, kGood);
 }
@@ -196,7 +215,8 @@ TEST(SweepFilter, RefusesWhatItCannotApply) {
       apply_filters(s, {f});
       ADD_FAILURE() << f.field << ": accepted";
     } catch (const Error& e) {
-      for (const auto& m : mentions) EXPECT_NE(std::string(e.what()).find(m), std::string::npos) << m << " not in: " << e.what();
+      for (const auto& m : mentions)
+        EXPECT_NE(std::string(e.what()).find(m), std::string::npos) << m << " not in: " << e.what();
     }
   };
   expect_error(parse_where("warps=4"), {"--where", "warps", "heads, kv_dtype, rows, stages"});

@@ -73,7 +73,8 @@ TEST_F(SweepSupervisor, CrashIsAFaultAndTheNextRequestGetsANewWorker) {
   auto crash = sup.request(req("crash"), 5s);
   ASSERT_EQ(crash.kind, Kind::fault);
   EXPECT_NE(crash.detail.find("signal 11"), std::string::npos) << crash.detail;
-  EXPECT_NE(crash.detail.find("dying on purpose"), std::string::npos) << "the worker's stderr belongs in the detail: " << crash.detail;
+  EXPECT_NE(crash.detail.find("dying on purpose"), std::string::npos)
+      << "the worker's stderr belongs in the detail: " << crash.detail;
   auto next = sup.request(req("ok"), 5s);
   ASSERT_EQ(next.kind, Kind::reply);
   EXPECT_NE(next.reply["pid"], first.reply["pid"]);

@@ -27,7 +27,6 @@ namespace ktune::testing {
 
 using TempDir = ::ktune::test_support::TempDir;
 
-
 // A host-memory "device" whose kernels are described by their code object text:
 // "value=V us=U" writes V to the output and takes U microseconds of device time; "skip"
 // writes nothing, "fault" is a sticky device error, "error" a launch the device refuses, and
@@ -112,8 +111,14 @@ class FakeContext : public backend::Context {
   int loads = 0;     // code objects loaded
 
  private:
-  backend::DeviceInfo info_{.name = "Fake GPU", .arch = "sm_90a", .compute_units = 1, .warp_size = 32, .l2_bytes = 1 << 20,
-                            .memory_bytes = 1 << 30, .shared_per_block = 48 << 10, .shared_per_block_optin = 48 << 10,
+  backend::DeviceInfo info_{.name = "Fake GPU",
+                            .arch = "sm_90a",
+                            .compute_units = 1,
+                            .warp_size = 32,
+                            .l2_bytes = 1 << 20,
+                            .memory_bytes = 1 << 30,
+                            .shared_per_block = 48 << 10,
+                            .shared_per_block_optin = 48 << 10,
                             .clock_khz = 1000000};
   double now_us_ = 0;
 };
@@ -191,10 +196,10 @@ class ToyFamily : public Family {
     timing_inputs.push_back(&inputs);
     return instantiate(ctx, key, shape, seed, false);
   }
-  mutable int instances = 0;  // how often instantiate ran
+  mutable int instances = 0;                             // how often instantiate ran
   mutable std::vector<const InputCache*> timing_inputs;  // what each timing instance was offered
-  bool timing_inputs_fail = false;  // as a device without the memory for the timing shape
-  std::vector<std::string> verification_ignores;  // none unless a test says
+  bool timing_inputs_fail = false;                       // as a device without the memory for the timing shape
+  std::vector<std::string> verification_ignores;         // none unless a test says
   std::vector<std::string> ranking = {"kv_dtype", "heads"};
 
  private:
@@ -213,7 +218,7 @@ class FakeCompiler : public jit::Compiler {
   mutable std::atomic<int> identity_calls{0};
   bool drop_a_name = false;
   std::string build = "build 1";  // what identity() adds to the version, as a library hash does
-  bool unavailable = false;        // as a compile worker that does not start
+  bool unavailable = false;       // as a compile worker that does not start
 
   std::string version() const override { return "fake 1.0"; }
   std::string identity() const override {

@@ -28,22 +28,28 @@ constexpr std::string_view kOnlyInStrings = " (only strings and comments may hol
 TEST(SweepTomlGuard, NamesANonAsciiCharacterWhereTomlppStopsAtIt) {
   EXPECT_EQ(refusal("family = \"toy\"\nctx = 4096\xc9\xa2\n"),
             "spaces/s.toml:2:11: not valid TOML: Error while parsing decimal integer: expected digit, saw "
-            "'\xc9\xa2'" + std::string(kOnlyInStrings));
+            "'\xc9\xa2'" +
+                std::string(kOnlyInStrings));
   EXPECT_EQ(refusal("x\xc3\xa9 = 1\n"),
             "spaces/s.toml:1:2: not valid TOML: Error while parsing key-value pair: expected '=', saw '\xc3\xa9'" +
                 std::string(kOnlyInStrings));
   EXPECT_EQ(refusal("[t\xc3\xa9]\n"), "spaces/s.toml:1:3: not valid TOML: Error while parsing table header: "
-                                      "expected ']', saw '\xc3\xa9'" + std::string(kOnlyInStrings));
+                                      "expected ']', saw '\xc3\xa9'" +
+                                          std::string(kOnlyInStrings));
   // The comment's '#' removed: the character is outside a comment now.
   EXPECT_EQ(refusal("description = \"2\xc3\x97 faster\" \xc2\xb5s\n"),
             "spaces/s.toml:1:27: not valid TOML: Error while parsing key-value pair: expected a comment or "
-            "whitespace, saw '\xc2\xb5'" + std::string(kOnlyInStrings));
+            "whitespace, saw '\xc2\xb5'" +
+                std::string(kOnlyInStrings));
   // After a byte order mark, toml++'s columns and the guard's agree.
-  EXPECT_EQ(refusal("\xef\xbb\xbf" "a = 1\xc3\xa9\n"),
+  EXPECT_EQ(refusal("\xef\xbb\xbf"
+                    "a = 1\xc3\xa9\n"),
             "spaces/s.toml:1:6: not valid TOML: Error while parsing decimal integer: expected digit, saw '\xc3\xa9'" +
                 std::string(kOnlyInStrings));
   EXPECT_EQ(refusal("family = \"toy\"\nctx = 4096\n"), "");
-  EXPECT_EQ(refusal("\xef\xbb\xbf" "a = 1\n"), "");
+  EXPECT_EQ(refusal("\xef\xbb\xbf"
+                    "a = 1\n"),
+            "");
 }
 
 TEST(SweepTomlGuard, RefusesTheInputsFuzzingFound) {
@@ -56,8 +62,8 @@ TEST(SweepTomlGuard, RefusesTheInputsFuzzingFound) {
   EXPECT_EQ(refusal("f=0490-06-2h 1]\"\xef\xbb\xbe"),
             "spaces/s.toml:1:3: not valid TOML: Error while parsing value: could not determine value type");
   for (const char* around : {"a = 1'\xc3\xa9'\n", "a = [1, 2x\"\xc3\xa9\"]\n", "d = 1979-05-27 07:32:00\"\xc3\xa9\"\n",
-                                    "f=0490-06-2h 1,\"\xc3\xa9\"\n", "f=0490-06-2h 1#\xc3\xa9\n", "a = {b\"\xc3\xa9\" = 1}\n",
-                                    "\"x\"\xc3\xa9 = 1\n"})
+                             "f=0490-06-2h 1,\"\xc3\xa9\"\n", "f=0490-06-2h 1#\xc3\xa9\n", "a = {b\"\xc3\xa9\" = 1}\n",
+                             "\"x\"\xc3\xa9 = 1\n"})
     EXPECT_NE(refusal(around), "") << around;
 }
 

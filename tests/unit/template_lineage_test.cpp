@@ -20,7 +20,7 @@ using ::testing::Not;
 
 constexpr std::string_view kToday = dispatch::test::kHash;
 constexpr std::string_view kSource = "5555555555555555";  // today's whole-source hash
-constexpr std::string_view kOlder = "aaaaaaaaaaaaaaaa";    // -> kMiddle -> kToday
+constexpr std::string_view kOlder = "aaaaaaaaaaaaaaaa";   // -> kMiddle -> kToday
 constexpr std::string_view kMiddle = "bbbbbbbbbbbbbbbb";
 constexpr std::string_view kInert = "dddddddddddddddd";  // -> a hash that is not today's
 constexpr std::string_view kOther = "feedfacefeedface";  // no pair at all
@@ -39,12 +39,11 @@ std::vector<std::string> described(const std::vector<AdoptableHash>& hashes) {
 }
 
 TEST(TemplateLineage, AdoptsTheSourceHashAndEveryChainThatEndsAtToday) {
-  EXPECT_THAT(
-      described(adoptable_template_hashes(kToday, kSource, kPairs)),
-      ElementsAre("5555555555555555: these very templates, under the whole-source hash of older ktune builds",
-                  "bbbbbbbbbbbbbbbb: the same machine code as today's templates (experiments/split-middle)",
-                  "aaaaaaaaaaaaaaaa: the same machine code as today's templates (experiments/split-older, "
-                  "experiments/split-middle)"));
+  EXPECT_THAT(described(adoptable_template_hashes(kToday, kSource, kPairs)),
+              ElementsAre("5555555555555555: these very templates, under the whole-source hash of older ktune builds",
+                          "bbbbbbbbbbbbbbbb: the same machine code as today's templates (experiments/split-middle)",
+                          "aaaaaaaaaaaaaaaa: the same machine code as today's templates (experiments/split-older, "
+                          "experiments/split-middle)"));
 }
 
 // After a template change that alters the machine code, today's hash is another: the pairs that

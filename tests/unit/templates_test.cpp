@@ -71,11 +71,10 @@ TEST_F(TemplateDir, RenderEmbeddedIgnoresTheRoot) {
 TEST_F(TemplateDir, InlinesQuotedIncludesOnceAndKeepsAngleIncludes) {
   write("common/prelude.hpp", "#pragma once\nint prelude_marker;\n");
   write("common/math.hpp", "#pragma once\n#include \"common/prelude.hpp\"\nint math_marker;\n");
-  write("fam/kernel.hip",
-        "#include <stdint.h>\n"
-        "  #include \"common/prelude.hpp\"\n"
-        "#include \"common/math.hpp\"\n"
-        "int kernel_marker;\n");
+  write("fam/kernel.hip", "#include <stdint.h>\n"
+                          "  #include \"common/prelude.hpp\"\n"
+                          "#include \"common/math.hpp\"\n"
+                          "int kernel_marker;\n");
   const std::string out = render("fam/kernel.hip");
   EXPECT_EQ(out, "#include <stdint.h>\nint prelude_marker;\nint math_marker;\nint kernel_marker;\n");
   EXPECT_EQ(count(out, "prelude_marker"), 1u);
@@ -132,7 +131,8 @@ TEST_F(TemplateDir, MissingTemplatesNameThePathAndTheRoot) {
       render(path);
       ADD_FAILURE() << "no error for " << path;
     } catch (const Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr(std::string("template '") + (path == std::string("main.hip") ? "absent.hpp" : path)));
+      EXPECT_THAT(e.what(),
+                  HasSubstr(std::string("template '") + (path == std::string("main.hip") ? "absent.hpp" : path)));
       EXPECT_THAT(e.what(), HasSubstr(dir_.string()));
       if (path == std::string("main.hip")) {
         EXPECT_THAT(e.what(), HasSubstr("included by 'main.hip' line 1"));

@@ -43,10 +43,10 @@ class FakeContext final : public backend::Context {
   double copy_gbps = 1000;
   bool can_capture = true;
   int64_t free_bytes = int64_t{64} << 30;
-  std::vector<int> executed;  // rotation of every launch that ran, in order
+  std::vector<int> executed;           // rotation of every launch that ran, in order
   std::map<size_t, double> stalls_us;  // extra time of the launch at this index of `executed`
   int replays = 0;
-  size_t copied_bytes = 0;  // of the last copy
+  size_t copied_bytes = 0;   // of the last copy
   bool copy_faults = false;  // a copy reports a device fault (a kernel's, surfacing late)
 
   // What enqueue() of a test calls: runs now, or joins the graph being captured.
@@ -93,9 +93,15 @@ class FakeContext final : public backend::Context {
     for (int r : static_cast<FakeGraph&>(g).rotations) launch_on(r);
   }
 
-  backend::DeviceInfo info_{.name = "fake", .arch = "sm_00", .compute_units = 1, .warp_size = 32, .l2_bytes = 60'000'000,
-                            .memory_bytes = int64_t{80} << 30, .shared_per_block = 48 << 10,
-                            .shared_per_block_optin = 48 << 10, .clock_khz = 1000};
+  backend::DeviceInfo info_{.name = "fake",
+                            .arch = "sm_00",
+                            .compute_units = 1,
+                            .warp_size = 32,
+                            .l2_bytes = 60'000'000,
+                            .memory_bytes = int64_t{80} << 30,
+                            .shared_per_block = 48 << 10,
+                            .shared_per_block_optin = 48 << 10,
+                            .clock_khz = 1000};
 
  private:
   double now_us_ = 0;
@@ -105,7 +111,8 @@ class FakeContext final : public backend::Context {
 
 // measure() of launches that do nothing but advance ctx's clock.
 Stats measure_launches(FakeContext& ctx, int rotations, const TimingPolicy& policy = {}) {
-  return measure(ctx, [&](int r) { ctx.launch_on(r); }, rotations, policy);
+  return measure(
+      ctx, [&](int r) { ctx.launch_on(r); }, rotations, policy);
 }
 
 TEST(TimingMeasure, LongLaunchesAreTimedOneByOneCyclingThroughTheCopies) {

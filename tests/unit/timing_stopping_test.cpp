@@ -45,7 +45,8 @@ TEST(TimingStopping, HeavyNoiseNeverStopsEarly) {
   EXPECT_EQ(s.n, policy.max_samples);
   EXPECT_GT(s.rel_ci, policy.rel_ci) << "the result admits it is not converged";
   EXPECT_EQ(s.stop, Stop::max_samples);
-  EXPECT_EQ(precision(s), fmt::format("median within +-{:.1f}% (95% CI); stopped at the most samples, 500", 100 * s.rel_ci));
+  EXPECT_EQ(precision(s),
+            fmt::format("median within +-{:.1f}% (95% CI); stopped at the most samples, 500", 100 * s.rel_ci));
 }
 
 TEST(TimingStopping, TimeBudgetEndsSampling) {

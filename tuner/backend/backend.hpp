@@ -18,13 +18,13 @@ namespace ktune::backend {
 
 struct DeviceInfo {
   int ordinal = 0;
-  std::string name;          // "NVIDIA H200", "AMD Instinct MI300X"
-  std::string arch;          // "sm_90a", "gfx942" (the compile target ktune uses for it)
-  int compute_units = 0;     // SMs / CUs
-  int warp_size = 0;         // 32 / 64
+  std::string name;       // "NVIDIA H200", "AMD Instinct MI300X"
+  std::string arch;       // "sm_90a", "gfx942" (the compile target ktune uses for it)
+  int compute_units = 0;  // SMs / CUs
+  int warp_size = 0;      // 32 / 64
   int64_t l2_bytes = 0;
   int64_t memory_bytes = 0;
-  int64_t shared_per_block = 0;      // default per-block limit
+  int64_t shared_per_block = 0;        // default per-block limit
   int64_t shared_per_block_optin = 0;  // largest a kernel may opt in to
   int clock_khz = 0;
   bool overlapping_launches = false;  // launch_dependent overlaps the launch ahead (CUDA, 9.0 on)
@@ -32,17 +32,15 @@ struct DeviceInfo {
   // The most data that can stay cached between launches: the L2, or a larger cache behind it
   // that the device does not report (memory_side_cache.hpp). Timing rotates its inputs past it;
   // the copy probe exceeds it.
-  int64_t last_level_cache_bytes() const noexcept {
-    return std::max(l2_bytes, memory_side_cache_bytes(arch));
-  }
+  int64_t last_level_cache_bytes() const noexcept { return std::max(l2_bytes, memory_side_cache_bytes(arch)); }
 };
 
 struct CompileRequest {
-  std::string source;                      // fully rendered, self-contained source
-  std::string source_name;                 // for compiler messages, e.g. "mla_decode.hip"
+  std::string source;                         // fully rendered, self-contained source
+  std::string source_name;                    // for compiler messages, e.g. "mla_decode.hip"
   std::vector<std::string> name_expressions;  // template instances to emit, e.g. "mla_decode<64,32,...>"
-  std::string arch;                        // "gfx90a", "sm_90a"
-  std::vector<std::string> options;        // extra compiler flags
+  std::string arch;                           // "gfx90a", "sm_90a"
+  std::vector<std::string> options;           // extra compiler flags
 };
 
 struct CompileResult {
@@ -58,7 +56,9 @@ class Buffer {
   virtual uint64_t address() const noexcept = 0;  // device pointer as an integer
   virtual size_t size() const noexcept = 0;
   template <class T>
-  T* as() const noexcept { return reinterpret_cast<T*>(address()); }
+  T* as() const noexcept {
+    return reinterpret_cast<T*>(address());
+  }
 };
 
 // A loaded code object.
@@ -96,7 +96,7 @@ class Context {
   virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;
   virtual void upload(Buffer& dst, const void* src, size_t bytes, size_t dst_offset = 0) = 0;
   virtual void download(void* dst, const Buffer& src, size_t bytes, size_t src_offset = 0) = 0;
-  virtual void fill(Buffer& dst, uint8_t byte) = 0;  // async on the stream
+  virtual void fill(Buffer& dst, uint8_t byte) = 0;                     // async on the stream
   virtual void copy(Buffer& dst, const Buffer& src, size_t bytes) = 0;  // device to device, async
 
   virtual std::unique_ptr<Module> load(std::span<const char> code) = 0;
@@ -143,7 +143,7 @@ class Backend {
   // Devices need the driver / runtime library and a GPU.
   virtual bool available() const noexcept = 0;
   virtual std::string unavailable_reason() const = 0;
-  virtual std::string driver_version() const = 0;   // "cuda driver 13.0", "hip runtime 5.2"
+  virtual std::string driver_version() const = 0;  // "cuda driver 13.0", "hip runtime 5.2"
   virtual int device_count() const = 0;
   virtual DeviceInfo device_info(int ordinal) const = 0;
   virtual std::unique_ptr<Context> open(int ordinal) const = 0;

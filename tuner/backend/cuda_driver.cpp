@@ -26,10 +26,8 @@ bool poisons_context(CUresult r) {
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
-      return true;
-    default:
-      return false;
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK: return true;
+    default: return false;
   }
 }
 

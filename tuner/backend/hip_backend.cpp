@@ -2,7 +2,6 @@
 #ifdef KTUNE_WITH_HIP
 #include <fmt/format.h>
 
-
 #include "backend/builtin.hpp"
 #include "backend/hip_context.hpp"
 #include "backend/hip_runtime.hpp"

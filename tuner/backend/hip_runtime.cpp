@@ -15,10 +15,8 @@ bool poisons_device(hipError_t e) {
     case hipErrorIllegalAddress:
     case hipErrorLaunchTimeOut:
     case hipErrorAssert:
-    case hipErrorLaunchFailure:
-      return true;
-    default:
-      return false;
+    case hipErrorLaunchFailure: return true;
+    default: return false;
   }
 }
 

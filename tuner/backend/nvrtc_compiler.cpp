@@ -76,8 +76,8 @@ CompileResult NvrtcCompiler::compile(const CompileRequest& req) const {
   size_t size = 0;
   check(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
   if (size == 0)
-    throw CompileError(fmt::format("nvrtc produced no CUBIN for '{}': name a real architecture such as sm_90a", req.arch),
-                       result.log);
+    throw CompileError(
+        fmt::format("nvrtc produced no CUBIN for '{}': name a real architecture such as sm_90a", req.arch), result.log);
   result.code.resize(size);
   check(nvrtcGetCUBIN(prog, result.code.data()), "nvrtcGetCUBIN");
 

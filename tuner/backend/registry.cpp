@@ -35,10 +35,9 @@ std::string built_names() {
 Backend& for_arch(std::string_view arch) {
   for (Backend* b : all())
     if (b->handles_arch(arch)) return *b;
-  throw Error(
-      fmt::format("no backend compiles for arch '{}': known targets are {}* (cuda) and {}* (hip); "
-                  "this binary has: {}",
-                  arch, kCudaArchPrefix, kHipArchPrefix, built_names()));
+  throw Error(fmt::format("no backend compiles for arch '{}': known targets are {}* (cuda) and {}* (hip); "
+                          "this binary has: {}",
+                          arch, kCudaArchPrefix, kHipArchPrefix, built_names()));
 }
 
 Backend& by_name(std::string_view name) {

@@ -55,7 +55,6 @@ MatrixInstruction matrix_instruction(std::string_view arch) {
   throw Error(fmt::format("matrix-core probe: no matrix instruction known for '{}' (sm_* or gfx*)", arch));
 }
 
-
 MatrixProbeLaunch matrix_probe_launch(const backend::DeviceInfo& device, const MatrixInstruction& instruction,
                                       int iterations) {
   if (device.compute_units < 1 || device.warp_size < 1 || instruction.threads % device.warp_size != 0)
@@ -133,7 +132,8 @@ Stats MatrixProbe::time(int iterations, const TimingPolicy& policy) {
   auto operands = ctx_.alloc(words.size() * sizeof(uint32_t));
   ctx_.upload(*operands, words.data(), words.size() * sizeof(uint32_t));
   auto dst = ctx_.alloc(static_cast<size_t>(l.ctas * l.threads) * sizeof(float));
-  return measure(ctx_, [&](int) { launch(l, *operands, *dst); }, 1, policy);
+  return measure(
+      ctx_, [&](int) { launch(l, *operands, *dst); }, 1, policy);
 }
 
 namespace {
@@ -141,8 +141,7 @@ MatrixRoof measure_roof(const backend::Backend& compiler, backend::Context& ctx,
   MatrixProbe probe(compiler, ctx);
   probe.verify();
   const Stats stats = probe.time(kMatrixProbeIterations, policy);
-  if (!(stats.median_us > 0))
-    throw Error("matrix-core probe: the device timed the probe at zero microseconds");
+  if (!(stats.median_us > 0)) throw Error("matrix-core probe: the device timed the probe at zero microseconds");
   const double tflops = rates_of(0, matrix_probe_flops(probe.launch_of(kMatrixProbeIterations), probe.instruction()),
                                  stats.median_us, 0, 0)
                             .tflops;

@@ -43,7 +43,6 @@ MatrixInstruction matrix_instruction(std::string_view arch);
 // mma.sync m16n8k16 bf16 (the roof of NVIDIA targets without wgmma), for comparisons on sm_90a.
 MatrixInstruction mma_sync_instruction() noexcept;
 
-
 // One launch of the probe: `ctas` CTAs of `threads` threads; every warp issues `iterations`
 // instructions on each of its `chains` chains.
 struct MatrixProbeLaunch {
@@ -112,9 +111,9 @@ double measure_matrix_tflops(const backend::Backend& compiler, backend::Context&
 // context is unusable): the roof is a reference for the kernels' figures, and a run goes on
 // without it, its fractions not measured.
 struct MatrixRoof {
-  double tflops = 0;         // 0 when not measured
-  std::string instruction;   // the probe's instruction ("wgmma m64n256k16 bf16"); empty when not measured
-  std::string error;         // why not
+  double tflops = 0;        // 0 when not measured
+  std::string instruction;  // the probe's instruction ("wgmma m64n256k16 bf16"); empty when not measured
+  std::string error;        // why not
 };
 MatrixRoof try_measure_matrix_tflops(const backend::Backend& compiler, backend::Context& ctx,
                                      const TimingPolicy& policy = {});

@@ -19,8 +19,8 @@ double measure_copy_gbps(backend::Context& ctx, const TimingPolicy& policy = {})
 // the figure; both are kept, so that a report shows how far apart they were.
 struct CopyRoof {
   double before_gbps = 0;
-  double after_gbps = 0;     // 0 when the probe after failed
-  std::string after_error;   // why it failed; the measurement it follows stands, against `before`
+  double after_gbps = 0;    // 0 when the probe after failed
+  std::string after_error;  // why it failed; the measurement it follows stands, against `before`
   double gbps() const noexcept { return before_gbps > after_gbps ? before_gbps : after_gbps; }
 };
 // Runs `measurement` between two measure_copy_gbps probes. What the first probe or `measurement`

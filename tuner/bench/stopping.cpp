@@ -32,8 +32,9 @@ Stats sample_until_stable(const std::function<double()>& take_sample_us, const s
 }
 
 std::string precision(const Stats& s) {
-  const auto known = std::isfinite(s.rel_ci) ? fmt::format("median within +-{:.1f}% (95% CI)", 100 * s.rel_ci)
-                                             : fmt::format("median not bounded ({} sample{})", s.n, s.n == 1 ? "" : "s");
+  const auto known = std::isfinite(s.rel_ci)
+                         ? fmt::format("median within +-{:.1f}% (95% CI)", 100 * s.rel_ci)
+                         : fmt::format("median not bounded ({} sample{})", s.n, s.n == 1 ? "" : "s");
   switch (s.stop) {
     case Stop::converged: return known + "; converged";
     case Stop::max_samples: return fmt::format("{}; stopped at the most samples, {}", known, s.n);

@@ -27,8 +27,7 @@ int64_t FieldSpec::parse(std::string_view text) const {
     if (labels[i] == text) return static_cast<int64_t>(i);
   auto v = parse_int(text);
   if (!v || *v < min || *v > max) {
-    if (is_enum())
-      throw Error(fmt::format("{}: '{}' is not one of {}", name, text, fmt::join(labels, ", ")));
+    if (is_enum()) throw Error(fmt::format("{}: '{}' is not one of {}", name, text, fmt::join(labels, ", ")));
     throw Error(fmt::format("{}: '{}' is not an integer in [{}, {}]", name, text, min, max));
   }
   return *v;
@@ -108,8 +107,8 @@ void validate(const Params& p, const std::vector<FieldSpec>& specs, std::string_
     if (items[i].first != specs[i].name)
       throw Error(fmt::format("{}: field {} is '{}', expected '{}'", what, i, items[i].first, specs[i].name));
     if (items[i].second < specs[i].min || items[i].second > specs[i].max)
-      throw Error(fmt::format("{}: {}={} is out of range [{}, {}]", what, specs[i].name, items[i].second,
-                              specs[i].min, specs[i].max));
+      throw Error(fmt::format("{}: {}={} is out of range [{}, {}]", what, specs[i].name, items[i].second, specs[i].min,
+                              specs[i].max));
   }
 }
 

@@ -20,7 +20,7 @@ struct Program {
   std::shared_ptr<const backend::CompileResult> result;
   std::string error;
   bool cache_hit = false;
-  std::string cache_write_error;  // CodeCache::store's reason, when it failed
+  std::string cache_write_error;     // CodeCache::store's reason, when it failed
   std::string compiler_unavailable;  // CompilerUnavailable's message: the batch stops
 };
 
@@ -99,7 +99,11 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
     if (inserted)
       programs.push_back({backend::CompileRequest{source, basename(family.template_file()), out.name_expressions,
                                                   settings.arch, settings.options},
-                          nullptr, {}, false, {}, {}});
+                          nullptr,
+                          {},
+                          false,
+                          {},
+                          {}});
     job_program[i] = it->second;
   }
 
@@ -117,7 +121,8 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
       }
     }
   };
-  size_t threads = settings.jobs > 0 ? static_cast<size_t>(settings.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  size_t threads =
+      settings.jobs > 0 ? static_cast<size_t>(settings.jobs) : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, programs.size());
   {
     std::vector<std::jthread> pool;

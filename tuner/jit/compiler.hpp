@@ -56,7 +56,7 @@ struct CompileJob {
 struct CompileOutcome {
   std::vector<std::string> name_expressions;
   std::shared_ptr<const backend::CompileResult> result;  // null when the program did not compile
-  std::string error;      // when result is null: what failed, then the compiler log
+  std::string error;                                     // when result is null: what failed, then the compiler log
   bool cache_hit = false;
   bool ok() const noexcept { return result != nullptr; }
 };
@@ -73,8 +73,8 @@ struct CacheWriteFailures {
 };
 
 struct CompileStats {
-  size_t programs = 0;              // distinct sets of name expressions
-  size_t cache_hits = 0;            // programs loaded from the cache
+  size_t programs = 0;    // distinct sets of name expressions
+  size_t cache_hits = 0;  // programs loaded from the cache
   size_t failed_programs = 0;
   CacheWriteFailures cache_writes_failed;
   double seconds = 0;
@@ -82,9 +82,9 @@ struct CompileStats {
 
 struct CompileSettings {
   std::string arch;
-  std::vector<std::string> options;   // extra compiler flags
-  int jobs = 0;                       // compiling threads; 0: one per core
-  const CodeCache* cache = nullptr;   // null: compile everything, store nothing
+  std::vector<std::string> options;  // extra compiler flags
+  int jobs = 0;                      // compiling threads; 0: one per core
+  const CodeCache* cache = nullptr;  // null: compile everything, store nothing
   // Called after each program (from compiling threads, one call at a time).
   std::function<void(size_t done, size_t total)> on_progress;
 };

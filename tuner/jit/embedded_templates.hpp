@@ -6,7 +6,7 @@
 namespace ktune::jit {
 
 struct EmbeddedTemplate {
-  std::string_view path;      // relative to templates/, e.g. "mla_decode/mla_decode.hip"
+  std::string_view path;  // relative to templates/, e.g. "mla_decode/mla_decode.hip"
   std::string_view contents;
 };
 

@@ -49,9 +49,9 @@ struct Traffic {
 
 struct Verdict {
   bool ok = false;
-  double max_abs_err = 0;   // over all checked outputs
-  double rel_l2_err = 0;    // ||out - ref|| / ||ref||
-  std::string detail;       // first failing element, unwritten outputs, NaNs, ...
+  double max_abs_err = 0;  // over all checked outputs
+  double rel_l2_err = 0;   // ||out - ref|| / ||ref||
+  std::string detail;      // first failing element, unwritten outputs, NaNs, ...
 };
 
 // A compiled candidate: the loaded module and the mangled symbol of each name expression
@@ -137,9 +137,7 @@ class Family {
   // the block), or nullopt. The sweep refuses such a space and `bench` such a shape before they
   // look for a device: found when the inputs are drawn, every config of the key would fail.
   // Default: every shape fits.
-  virtual std::optional<std::string> shape_unfit(const Params& key, const Params& shape) const {
-    return std::nullopt;
-  }
+  virtual std::optional<std::string> shape_unfit(const Params& key, const Params& shape) const { return std::nullopt; }
   // True when a winner tuned for a larger value of key field `field` also serves smaller values
   // correctly, because the value is a run-time argument and the kernel masks the padding
   // (mla_decode: heads and block_len). The generated dispatcher then covers an untuned value with

@@ -4,7 +4,8 @@
 
 namespace ktune {
 
-std::shared_ptr<const SharedBuffers> InputCache::get(const std::string& id, const std::function<SharedBuffers()>& make) {
+std::shared_ptr<const SharedBuffers> InputCache::get(const std::string& id,
+                                                     const std::function<SharedBuffers()>& make) {
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.id == id; });
   if (it != entries_.end()) {
     entries_.splice(entries_.begin(), entries_, it);

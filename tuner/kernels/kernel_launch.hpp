@@ -24,15 +24,24 @@ namespace detail {
 // The Itanium ABI code of a builtin type the kernels take.
 template <class T>
 constexpr char builtin_code() {
-  if constexpr (std::is_same_v<T, void>) return 'v';
-  else if constexpr (std::is_same_v<T, unsigned char>) return 'h';
-  else if constexpr (std::is_same_v<T, unsigned short>) return 't';
-  else if constexpr (std::is_same_v<T, int>) return 'i';
-  else if constexpr (std::is_same_v<T, unsigned>) return 'j';
-  else if constexpr (std::is_same_v<T, long>) return 'l';
-  else if constexpr (std::is_same_v<T, long long>) return 'x';
-  else if constexpr (std::is_same_v<T, float>) return 'f';
-  else static_assert(std::is_same_v<T, void>, "a kernel parameter of a type the mangler does not know");
+  if constexpr (std::is_same_v<T, void>)
+    return 'v';
+  else if constexpr (std::is_same_v<T, unsigned char>)
+    return 'h';
+  else if constexpr (std::is_same_v<T, unsigned short>)
+    return 't';
+  else if constexpr (std::is_same_v<T, int>)
+    return 'i';
+  else if constexpr (std::is_same_v<T, unsigned>)
+    return 'j';
+  else if constexpr (std::is_same_v<T, long>)
+    return 'l';
+  else if constexpr (std::is_same_v<T, long long>)
+    return 'x';
+  else if constexpr (std::is_same_v<T, float>)
+    return 'f';
+  else
+    static_assert(std::is_same_v<T, void>, "a kernel parameter of a type the mangler does not know");
 }
 
 // Appends `T` mangled without substitutions: P (pointer) and K (const) prefixes, then the builtin.
@@ -102,8 +111,8 @@ struct KernelArguments {
   }
 
   // The parameter list as the tail of the kernel's mangled name: "E" (the end of the template
-  // arguments), "v" (the void return), then the parameters, for a symbol whose qualified name left `prefix_substitutions` substitution
-  // candidates before it (kKernelNameSubstitutions for the kernels of templates/).
+  // arguments), "v" (the void return), then the parameters, for a symbol whose qualified name left
+  // `prefix_substitutions` substitution candidates before it (kKernelNameSubstitutions for the kernels of templates/).
   static constexpr std::string mangled(size_t prefix_substitutions) {
     std::vector<std::string> seen(prefix_substitutions, "#");  // the prefix's: they match no parameter
     std::string out = "Ev";

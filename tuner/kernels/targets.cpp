@@ -28,8 +28,8 @@ TargetLimits nvidia(const char* arch, int64_t shared_optin, bool warpgroup_mma =
 
 const std::array<TargetLimits, 7>& known_targets() {
   static const std::array<TargetLimits, 7> targets = {
-      cdna("gfx90a", 64 * KiB),        cdna("gfx942", 64 * KiB),        cdna("gfx950", 160 * KiB),
-      nvidia("sm_80", 163 * KiB),      nvidia("sm_89", 99 * KiB),       nvidia("sm_90", 227 * KiB),
+      cdna("gfx90a", 64 * KiB),          cdna("gfx942", 64 * KiB),  cdna("gfx950", 160 * KiB),
+      nvidia("sm_80", 163 * KiB),        nvidia("sm_89", 99 * KiB), nvidia("sm_90", 227 * KiB),
       nvidia("sm_90a", 227 * KiB, true),
   };
   return targets;

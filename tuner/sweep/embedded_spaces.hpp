@@ -7,7 +7,7 @@
 namespace ktune::sweep {
 
 struct EmbeddedSpace {
-  std::string_view path;      // relative to tuner/kernels/, e.g. "mla_decode/spaces/smoke.toml"
+  std::string_view path;  // relative to tuner/kernels/, e.g. "mla_decode/spaces/smoke.toml"
   std::string_view contents;
 };
 

@@ -69,7 +69,8 @@ std::unique_ptr<ChildProcess> ChildProcess::spawn(const std::vector<std::string>
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw Error(fmt::format("cannot start '{}': socketpair: {}", argv[0], std::strerror(errno)));
   UniqueFd ours(sv[0]), theirs(sv[1]);
-  if (::pipe2(ep, O_CLOEXEC) != 0) throw Error(fmt::format("cannot start '{}': pipe: {}", argv[0], std::strerror(errno)));
+  if (::pipe2(ep, O_CLOEXEC) != 0)
+    throw Error(fmt::format("cannot start '{}': pipe: {}", argv[0], std::strerror(errno)));
   UniqueFd err_read(ep[0]), err_write(ep[1]);
 
   SpawnActions sa;

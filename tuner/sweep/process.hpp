@@ -81,7 +81,7 @@ class ChildProcess {
   UniqueFd err_;      // read end of the child's stderr pipe; reset at its end
   bool reaped_ = false;
   ExitStatus status_;
-  std::string in_buf_;    // bytes read past the last returned line
+  std::string in_buf_;  // bytes read past the last returned line
   std::string err_tail_;
 };
 

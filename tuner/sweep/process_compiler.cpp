@@ -43,8 +43,8 @@ backend::CompileResult ProcessCompiler::compile(const backend::CompileRequest& r
   try {
     worker->ensure_started();
   } catch (const Error& e) {
-    throw jit::CompilerUnavailable(fmt::format("no compile worker starts ({}): {}", fmt::join(worker_command_, " "),
-                                               e.what()));
+    throw jit::CompilerUnavailable(
+        fmt::format("no compile worker starts ({}): {}", fmt::join(worker_command_, " "), e.what()));
   }
   auto out = worker->request(to_json(req), timeout_);
   give_back(std::move(worker));  // a dead worker is replaced on its next request

@@ -155,8 +155,7 @@ json compile_error_reply(std::string_view what, std::string_view log) {
 
 backend::CompileResult compile_result_from(const json& j) {
   return parsing("compile reply", [&] {
-    if (!j.at("ok").get<bool>())
-      throw CompileError(j.at("error").get<std::string>(), j.at("log").get<std::string>());
+    if (!j.at("ok").get<bool>()) throw CompileError(j.at("error").get<std::string>(), j.at("log").get<std::string>());
     backend::CompileResult r;
     r.code = base64_decode(j.at("code").get<std::string>());
     j.at("lowered_names").get_to(r.lowered_names);

@@ -32,11 +32,11 @@ namespace ktune::sweep {
 
 struct RunRequest {
   std::string family;
-  Params key, config, shape;       // shape: the timing shape
-  std::vector<char> code;          // the code object
+  Params key, config, shape;         // shape: the timing shape
+  std::vector<char> code;            // the code object
   std::vector<std::string> symbols;  // lowered name of each of the family's name expressions
-  uint64_t seed = 0;               // timing inputs; the same for every config of a key
-  bench::TimingPolicy screen;      // the short first measurement
+  uint64_t seed = 0;                 // timing inputs; the same for every config of a key
+  bench::TimingPolicy screen;        // the short first measurement
   bench::TimingPolicy full;
   // Full measurement only when the screening median is at most this; 0: always, without
   // screening first.
@@ -78,7 +78,7 @@ struct RunResult {
 nlohmann::json to_json(const RunRequest& r);
 RunRequest run_request_from(const nlohmann::json& j);  // throws Error on a malformed request
 nlohmann::json to_json(const RunResult& r);
-RunResult run_result_from(const nlohmann::json& j);    // throws Error on a malformed result
+RunResult run_result_from(const nlohmann::json& j);  // throws Error on a malformed result
 
 nlohmann::json to_json(const backend::CompileRequest& r);
 backend::CompileRequest compile_request_from(const nlohmann::json& j);  // throws Error when malformed

@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "common/utf8.hpp"
 #include "bench/roofline.hpp"
 #include "bench/stopping.hpp"
 #include "common/error.hpp"
 #include "common/seed.hpp"
 #include "common/stopwatch.hpp"
+#include "common/utf8.hpp"
 #include "sweep/memory.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
@@ -55,7 +55,7 @@ std::string_view status_name(Status s) noexcept {
 // What the configs of one key did, in this run and in the runs it resumes.
 struct KeyTally {
   size_t ok = 0;
-  double best_us = 0;  // fastest fully timed ok median, 0 while none
+  double best_us = 0;                                    // fastest fully timed ok median, 0 while none
   std::vector<std::pair<Status, std::string>> failures;  // status, "config: detail"
 
   void add(const db::Measurement& m, bool fully_timed, const std::vector<FieldSpec>& config_fields) {
@@ -190,8 +190,7 @@ class Sweep {
     return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout;
   }
   bool over_budget() const {
-    return options_.budget_s > 0 &&
-           std::chrono::duration<double>(Clock::now() - start_).count() >= options_.budget_s;
+    return options_.budget_s > 0 && std::chrono::duration<double>(Clock::now() - start_).count() >= options_.budget_s;
   }
 
   const Space& space_;
@@ -204,9 +203,9 @@ class Sweep {
   Clock::time_point start_ = Clock::now();
   std::unique_ptr<Supervisor> supervisor_;
   DoneSet done_;
-  std::map<Params, KeyTally> prior_;  // per key, from the resumed run
+  std::map<Params, KeyTally> prior_;                    // per key, from the resumed run
   std::map<Params, std::map<Params, double>> medians_;  // key -> config -> median of its ok results
-  const std::vector<PlannedKey>* plan_keys_ = nullptr;   // run()'s plan while it runs: a key's neighbours
+  const std::vector<PlannedKey>* plan_keys_ = nullptr;  // run()'s plan while it runs: a key's neighbours
   std::vector<std::string> ranking_ = ranking_fields(family_);
   SweepSummary summary_;
   std::string matrix_error_;  // why the first worker could not measure the matrix-core roof
@@ -375,8 +374,8 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
     r = run_result_from(out.reply);
   } catch (const Error& e) {
     m.status = Status::fault;
-    m.detail = excerpt(fmt::format("the worker's answer is not a result: {}: {}", e.what(), out.reply.dump()),
-                       kDetailChars);
+    m.detail =
+        excerpt(fmt::format("the worker's answer is not a result: {}: {}", e.what(), out.reply.dump()), kDetailChars);
     return m;
   }
   note_memory(r);
@@ -414,10 +413,12 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   if (run_.matrix_tflops > 0) m.frac_matrix = rates.frac_matrix;
   // scripts/sweep_results.sh (KTUNE_RESULTS_TRIM=screened) knows screened rows by this prefix.
   if (!fully_timed)
-    m.detail = fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
+    m.detail =
+        fmt::format("screened: {:.2f}x the best of the key so far, not timed in full", m.median_us / tally.best_us);
   else if (st.stop != bench::Stop::converged && st.stop != bench::Stop::none)
-    m.detail = excerpt(fmt::format("not converged: {}{}{}", bench::precision(st), m.detail.empty() ? "" : "; ", m.detail),
-                       kDetailChars);
+    m.detail =
+        excerpt(fmt::format("not converged: {}{}{}", bench::precision(st), m.detail.empty() ? "" : "; ", m.detail),
+                kDetailChars);
   return m;
 }
 
@@ -536,9 +537,10 @@ SweepSummary Sweep::run() {
   }
   start_worker_and_run();
   if (!summary_.roof_warning.empty()) progress.message(summary_.roof_warning);
-  progress.message(fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before",
-                               run_.id, summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch,
-                               roofs(), plan.keys.size(), plan.candidates, plan.infeasible, plan.done));
+  progress.message(
+      fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before", run_.id,
+                  summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch, roofs(),
+                  plan.keys.size(), plan.candidates, plan.infeasible, plan.done));
 
   std::vector<const PlannedKey*> to_run;
   for (const auto& k : plan.keys) {
@@ -596,18 +598,17 @@ void Sweep::run_keys(const std::vector<const PlannedKey*>& to_run, Progress& pro
 
 std::string describe_time(const SweepSummary& s) {
   const auto& t = s.time;
-  std::vector<std::pair<double, std::string>> parts = {
-      {t.setup, "key set-up"},
-      {t.load, "code loading"},
-      {t.verify, "verification"},
-      {t.screen, "screening"},
-      {t.full, "full timing"},
-      {t.worker_rest, "the workers' rest"},
-      {t.messages, "messages"},
-      {t.worker_start, "worker starts"},
-      {t.lost, "requests lost to faults and timeouts"},
-      {t.database, "database"},
-      {t.compile_wait, "waiting for compiles"}};
+  std::vector<std::pair<double, std::string>> parts = {{t.setup, "key set-up"},
+                                                       {t.load, "code loading"},
+                                                       {t.verify, "verification"},
+                                                       {t.screen, "screening"},
+                                                       {t.full, "full timing"},
+                                                       {t.worker_rest, "the workers' rest"},
+                                                       {t.messages, "messages"},
+                                                       {t.worker_start, "worker starts"},
+                                                       {t.lost, "requests lost to faults and timeouts"},
+                                                       {t.database, "database"},
+                                                       {t.compile_wait, "waiting for compiles"}};
   double accounted = 0;
   for (const auto& p : parts) accounted += p.first;
   parts.emplace_back(std::max(0.0, s.seconds - accounted), "the sweep's own");

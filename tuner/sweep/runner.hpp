@@ -82,9 +82,9 @@ struct SweepSummary {
   // the sweep's own (planning, resuming, closing keys).
   struct Time {
     double setup = 0, load = 0, verify = 0, screen = 0, full = 0;
-    double timed = 0;        // of screen + full: the timed launches, on the device
-    double worker_rest = 0;  // the rest of the workers' time per request (unloading, the memory query)
-    double messages = 0;     // the round trips less the workers' own time: pipes, JSON, scheduling
+    double timed = 0;         // of screen + full: the timed launches, on the device
+    double worker_rest = 0;   // the rest of the workers' time per request (unloading, the memory query)
+    double messages = 0;      // the round trips less the workers' own time: pipes, JSON, scheduling
     double worker_start = 0;  // starting workers, the first one's roof measurements included
     double lost = 0;          // requests that ended without an answer: a worker that died or hung
     double database = 0;      // recording results and gaps

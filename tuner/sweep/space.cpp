@@ -79,7 +79,8 @@ const toml::table* section_of(const toml::table& root, std::string_view section,
     throw Error(fmt::format("{}: missing [{}] table (fields of {}: {})", origin, section, family, field_names(specs)));
   }
   const toml::table* table = node->as_table();
-  if (!table) throw Error(fmt::format("{}: '{}' must be a table, found {}", where(origin, *node), section, kind_of(*node)));
+  if (!table)
+    throw Error(fmt::format("{}: '{}' must be a table, found {}", where(origin, *node), section, kind_of(*node)));
   check_fields(*table, section, specs, origin, family);
   return table;
 }
@@ -92,12 +93,13 @@ std::vector<std::vector<int64_t>> value_lists(const toml::table& table, std::str
     const toml::node& node = *table.get(spec.name);
     std::vector<int64_t> values;
     if (const toml::array* list = node.as_array()) {
-      if (list->empty()) throw Error(fmt::format("{}: [{}] {}: the list is empty", where(origin, node), section, spec.name));
+      if (list->empty())
+        throw Error(fmt::format("{}: [{}] {}: the list is empty", where(origin, node), section, spec.name));
       for (const toml::node& item : *list) {
         auto v = value_of(item, spec, origin, section);
         if (std::find(values.begin(), values.end(), v) != values.end())
-          throw Error(fmt::format("{}: [{}] {}: {} is listed twice", where(origin, item), section, spec.name,
-                                  spec.format(v)));
+          throw Error(
+              fmt::format("{}: [{}] {}: {} is listed twice", where(origin, item), section, spec.name, spec.format(v)));
         values.push_back(v);
       }
     } else {
@@ -116,7 +118,8 @@ std::vector<std::vector<int64_t>> key_lists(const toml::table& root, const std::
 }
 
 // The config grids: one [configs] table, or [[configs]] tables (one grid each).
-std::vector<std::vector<std::vector<int64_t>>> config_grids(const toml::table& root, const std::vector<FieldSpec>& specs,
+std::vector<std::vector<std::vector<int64_t>>> config_grids(const toml::table& root,
+                                                            const std::vector<FieldSpec>& specs,
                                                             std::string_view origin, std::string_view family) {
   const toml::node* node = root.get("configs");
   const toml::array* grids = node ? node->as_array() : nullptr;
@@ -163,9 +166,9 @@ Space parse_space(std::string_view text, std::string_view origin, const Family& 
   const toml::node* fam = root.get("family");
   if (!fam) throw Error(fmt::format("{}: missing 'family = \"{}\"'", origin, name));
   if (!fam->is_string() || fam->as_string()->get() != name)
-    throw Error(fmt::format("{}: family is {}, but this space is being read for family '{}'", where(origin, *fam),
-                            fam->is_string() ? fmt::format("'{}'", fam->as_string()->get()) : std::string(kind_of(*fam)),
-                            name));
+    throw Error(fmt::format(
+        "{}: family is {}, but this space is being read for family '{}'", where(origin, *fam),
+        fam->is_string() ? fmt::format("'{}'", fam->as_string()->get()) : std::string(kind_of(*fam)), name));
   if (const toml::node* d = root.get("description"); d && !d->is_string())
     throw Error(fmt::format("{}: description must be a string, found {}", where(origin, *d), kind_of(*d)));
 

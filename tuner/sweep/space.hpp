@@ -28,7 +28,7 @@ namespace ktune::sweep {
 struct Space {
   std::string origin;  // the file, or "built-in space 'smoke' of mla_decode"
   const Family* family = nullptr;
-  std::vector<std::vector<int64_t>> key_values;     // per key field, in declaration order
+  std::vector<std::vector<int64_t>> key_values;  // per key field, in declaration order
   // Per grid, per config field; the space's configs are the union of the grids' combinations.
   std::vector<std::vector<std::vector<int64_t>>> config_grids;
   Params shape;

@@ -25,9 +25,9 @@ Space load_space(std::string_view name_or_path, const Family& family) {
     auto path = builtin_path(family.name(), name_or_path);
     for (const auto& e : embedded_spaces())
       if (e.path == path)
-        return parse_space(e.contents, fmt::format("built-in space '{}' of {} (tuner/kernels/{})", name_or_path,
-                                                   family.name(), path),
-                           family);
+        return parse_space(
+            e.contents, fmt::format("built-in space '{}' of {} (tuner/kernels/{})", name_or_path, family.name(), path),
+            family);
   }
   std::error_code ec;
   if (std::filesystem::is_directory(std::string(name_or_path), ec))

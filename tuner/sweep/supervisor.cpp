@@ -50,7 +50,8 @@ void Supervisor::start() {
   auto read = worker_->read_line(line, deadline);
   if (read == ChildProcess::Read::timeout)
     throw Error(retire(fmt::format("the worker process did not start within {:.0f} s", start_timeout_.count()), kNow));
-  if (read == ChildProcess::Read::closed) throw Error(retire("the worker process did not start: it exited", kExitGrace));
+  if (read == ChildProcess::Read::closed)
+    throw Error(retire("the worker process did not start: it exited", kExitGrace));
   if (read == ChildProcess::Read::too_long)
     throw Error(retire("the worker process answered its start with more than a line can hold", kNow));
   auto reply = nlohmann::json::parse(line, nullptr, false);
@@ -74,8 +75,8 @@ WorkerOutcome Supervisor::request(const nlohmann::json& request, std::chrono::du
   auto deadline = deadline_after(timeout);
   WorkerOutcome out;
   std::string line;
-  auto read = worker_->send_line(request.dump(), deadline) ? worker_->read_line(line, deadline)
-                                                           : ChildProcess::Read::closed;
+  auto read =
+      worker_->send_line(request.dump(), deadline) ? worker_->read_line(line, deadline) : ChildProcess::Read::closed;
   if (read == ChildProcess::Read::timeout) {
     out.kind = WorkerOutcome::Kind::timeout;
     out.detail = retire(fmt::format("no answer within {:.1f} s; worker killed", timeout.count()), kNow);

@@ -27,8 +27,10 @@ std::string with_stand_ins(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (const char c : text.substr(body_start(text))) {
-    if (!non_ascii(c)) out += c;
-    else if (!continuation_byte(c)) out += kStandIn;
+    if (!non_ascii(c))
+      out += c;
+    else if (!continuation_byte(c))
+      out += kStandIn;
   }
   return out;
 }
@@ -45,8 +47,10 @@ size_t first_character(std::string_view text, Stop stop) {
   for (size_t i = body_start(text); i < text.size(); ++i) {
     if (continuation_byte(text[i])) continue;
     if (stop(i, p)) return i;
-    if (text[i] == '\n') p = {p.line + 1, 1};
-    else ++p.column;
+    if (text[i] == '\n')
+      p = {p.line + 1, 1};
+    else
+      ++p.column;
   }
   return text.size();
 }

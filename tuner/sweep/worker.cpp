@@ -1,7 +1,7 @@
 #include "sweep/worker.hpp"
 
-#include <sys/prctl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,9 +17,9 @@
 #include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "common/error.hpp"
-#include "common/utf8.hpp"
 #include "common/seed.hpp"
 #include "common/stopwatch.hpp"
+#include "common/utf8.hpp"
 #include "sweep/memory.hpp"
 
 namespace ktune::sweep {
@@ -64,9 +64,14 @@ std::string program_id(const RunRequest& req) {
 }
 
 json device_json(const backend::DeviceInfo& d) {
-  return {{"ordinal", d.ordinal},          {"name", d.name},          {"arch", d.arch},
-          {"compute_units", d.compute_units}, {"warp_size", d.warp_size}, {"l2_bytes", d.l2_bytes},
-          {"last_level_cache_bytes", d.last_level_cache_bytes()}, {"memory_bytes", d.memory_bytes}};
+  return {{"ordinal", d.ordinal},
+          {"name", d.name},
+          {"arch", d.arch},
+          {"compute_units", d.compute_units},
+          {"warp_size", d.warp_size},
+          {"l2_bytes", d.l2_bytes},
+          {"last_level_cache_bytes", d.last_level_cache_bytes()},
+          {"memory_bytes", d.memory_bytes}};
 }
 }  // namespace
 
@@ -172,8 +177,8 @@ RunResult CandidateRunner::run(const Family& family, const RunRequest& req) {
     verification_ = {};
     timing_.reset();
     timing_key_.clear();
-    return failed(RunStatus::fault, fmt::format("could not set up the problem {}: {}",
-                                                req.key.pretty(family.key_fields()), e.what()));
+    return failed(RunStatus::fault,
+                  fmt::format("could not set up the problem {}: {}", req.key.pretty(family.key_fields()), e.what()));
   }
   backend::Module* module = nullptr;
   try {
@@ -280,7 +285,8 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
     const Stopwatch handling;
     const std::string_view text(line.data);
     const auto req = json::parse(text, nullptr, false);
-    const std::string op = req.is_object() && req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "";
+    const std::string op =
+        req.is_object() && req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "";
     if (op == "exit") return 0;
     if (op == "hello") {
       json reply;
@@ -296,8 +302,10 @@ int serve_worker(int in_fd, int out_fd, const WorkerSetup& setup) {
       if (!write_all(out_fd, reply_line(compile(setup, req)))) return 1;
     } else {
       int exit_status = -1;
-      RunResult result = op == "run" ? run(runner.get(), req, exit_status)
-                                     : failed(RunStatus::fault, fmt::format("unknown request '{}'", text.substr(0, utf8_boundary(text, 200))));
+      RunResult result =
+          op == "run"
+              ? run(runner.get(), req, exit_status)
+              : failed(RunStatus::fault, fmt::format("unknown request '{}'", text.substr(0, utf8_boundary(text, 200))));
       if (op != "run") exit_status = 4;
       result.fatal = exit_status >= 0;
       if (!result.fatal) measure_memory(ctx.get(), result);

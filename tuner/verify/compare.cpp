@@ -43,8 +43,8 @@ Tally tally(std::span<const float> out, std::span<const double> ref, size_t begi
 
 }  // namespace
 
-Verdict compare(std::string_view what, std::span<const float> out, std::span<const double> ref,
-                const Tolerance& tol, std::string (*index_name)(size_t, const void*), const void* index_ctx) {
+Verdict compare(std::string_view what, std::span<const float> out, std::span<const double> ref, const Tolerance& tol,
+                std::string (*index_name)(size_t, const void*), const void* index_ctx) {
   // A size mismatch is a failing verdict, not an exception: verification reports what it found
   // and the sweep records it like any other rejected candidate, with the reason in the detail.
   if (out.size() != ref.size())
@@ -80,8 +80,8 @@ Verdict compare(std::string_view what, std::span<const float> out, std::span<con
         what, failing, out.size(), non_finite, element_name(first, index_name, index_ctx), out[first], r,
         std::fabs(out[first] - r), tol.atol, tol.rtol);
   } else {
-    v.detail = fmt::format("{}: every element within tolerance but rel_l2 {:.3g} > {:.3g} (max_abs_err {:.3g})",
-                           what, rel_l2, tol.max_rel_l2, max_abs);
+    v.detail = fmt::format("{}: every element within tolerance but rel_l2 {:.3g} > {:.3g} (max_abs_err {:.3g})", what,
+                           rel_l2, tol.max_rel_l2, max_abs);
   }
   return v;
 }

@@ -24,9 +24,8 @@ inline constexpr size_t kCompareChunk = size_t{1} << 18;
 
 // `what` names the output in the detail text ("o", "lse"). `index_name` formats an element index
 // for the first failure (e.g. "b=1 l=0 h=3 d=17"); may be empty.
-Verdict compare(std::string_view what, std::span<const float> out, std::span<const double> ref,
-                const Tolerance& tol, std::string (*index_name)(size_t, const void*) = nullptr,
-                const void* index_ctx = nullptr);
+Verdict compare(std::string_view what, std::span<const float> out, std::span<const double> ref, const Tolerance& tol,
+                std::string (*index_name)(size_t, const void*) = nullptr, const void* index_ctx = nullptr);
 
 // Combines verdicts of several outputs: ok only if all are; errors are the maxima; details joined.
 Verdict merge(const Verdict& a, const Verdict& b);

@@ -74,8 +74,8 @@ uint8_t f32_to_fp8_e4m3fn(float x) noexcept {
 }
 
 float fp8_e4m3fn_to_f32(uint8_t b) noexcept {
-  if ((b & 0x7F) == 0x7F) return (b & 0x80) ? -std::numeric_limits<float>::quiet_NaN()
-                                            : std::numeric_limits<float>::quiet_NaN();
+  if ((b & 0x7F) == 0x7F)
+    return (b & 0x80) ? -std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::quiet_NaN();
   return e4m3_value(b, kFn.bias);
 }
 
@@ -83,8 +83,7 @@ uint8_t f32_to_fp8_e4m3fnuz(float x) noexcept {
   const uint32_t bits = std::bit_cast<uint32_t>(x);
   const uint32_t abs_bits = bits & 0x7FFFFFFFu;
   if (abs_bits > 0x7F800000u) return 0x80;
-  const uint8_t magnitude =
-      std::fabs(x) >= kFnuz.max_value ? kFnuz.max_code : e4m3_magnitude(abs_bits, kFnuz);
+  const uint8_t magnitude = std::fabs(x) >= kFnuz.max_value ? kFnuz.max_code : e4m3_magnitude(abs_bits, kFnuz);
   // 0x80 is the NaN code: a negative value that rounds to zero becomes +0.
   if (magnitude == 0) return 0;
   return static_cast<uint8_t>(((bits >> 24) & 0x80) | magnitude);

@@ -37,9 +37,12 @@ void store_kv(uint8_t* buffer, size_t i, float x) noexcept {
 }
 template <KvDtype D>
 float load_kv(const uint8_t* buffer, size_t i) noexcept {
-  if constexpr (D == KvDtype::bf16) return bf16_to_f32(static_cast<uint16_t>(buffer[2 * i] | (buffer[2 * i + 1] << 8)));
-  else if constexpr (D == KvDtype::fp8_e4m3fn) return fp8_e4m3fn_to_f32(buffer[i]);
-  else return fp8_e4m3fnuz_to_f32(buffer[i]);
+  if constexpr (D == KvDtype::bf16)
+    return bf16_to_f32(static_cast<uint16_t>(buffer[2 * i] | (buffer[2 * i + 1] << 8)));
+  else if constexpr (D == KvDtype::fp8_e4m3fn)
+    return fp8_e4m3fn_to_f32(buffer[i]);
+  else
+    return fp8_e4m3fnuz_to_f32(buffer[i]);
 }
 
 // f(std::integral_constant<KvDtype, D>{}) for d's D: the format chosen once, outside a loop over

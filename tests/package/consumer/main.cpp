@@ -48,12 +48,15 @@ float from_bf16(uint16_t b) {
 struct Cuda {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW);
   template <class F>
-  F fn(const char* name) const { return reinterpret_cast<F>(dlsym(lib, name)); }
+  F fn(const char* name) const {
+    return reinterpret_cast<F>(dlsym(lib, name));
+  }
   // Makes device 0's primary context current; false without a driver or device.
   bool make_context() const {
     int dev = 0;
     void* ctx = nullptr;
-    return lib != nullptr && fn<int (*)(unsigned)>("cuInit")(0) == 0 && fn<int (*)(int*, int)>("cuDeviceGet")(&dev, 0) == 0 &&
+    return lib != nullptr && fn<int (*)(unsigned)>("cuInit")(0) == 0 &&
+           fn<int (*)(int*, int)>("cuDeviceGet")(&dev, 0) == 0 &&
            fn<int (*)(void**, int)>("cuDevicePrimaryCtxRetain")(&ctx, dev) == 0 &&
            fn<int (*)(void*)>("cuCtxSetCurrent")(ctx) == 0;
   }
@@ -121,8 +124,8 @@ int compute_on_gpu(const Cuda& cu) {
   Dptr q = 0, kv = 0, table = 0, lens = 0, o = 0, lse = 0, workspace = 0;
   if (!check(alloc(&q, p.q.size() * 2), "cuMemAlloc") || !check(alloc(&kv, p.kv.size() * 2), "cuMemAlloc") ||
       !check(alloc(&table, p.block_table.size() * 4), "cuMemAlloc") ||
-      !check(alloc(&lens, p.kv_lens.size() * 4), "cuMemAlloc") || !check(alloc(&o, rows * kValueDim * 2), "cuMemAlloc") ||
-      !check(alloc(&lse, rows * 4), "cuMemAlloc"))
+      !check(alloc(&lens, p.kv_lens.size() * 4), "cuMemAlloc") ||
+      !check(alloc(&o, rows * kValueDim * 2), "cuMemAlloc") || !check(alloc(&lse, rows * 4), "cuMemAlloc"))
     return 1;
   upload(q, p.q.data(), p.q.size() * 2);
   upload(kv, p.kv.data(), p.kv.size() * 2);
@@ -164,8 +167,8 @@ int compute_on_gpu(const Cuda& cu) {
     max_err = std::fmax(max_err, std::isnan(err) ? INFINITY : err);
     bad += !(err <= 1e-2 + 1e-2 * std::fabs(ref[i]));
   }
-  std::printf("consumer: computed MLA decode through ktune: max abs err %.3g, %zu of %zu outside tolerance\n",
-              max_err, bad, out.size());
+  std::printf("consumer: computed MLA decode through ktune: max abs err %.3g, %zu of %zu outside tolerance\n", max_err,
+              bad, out.size());
   return bad == 0 ? 0 : 1;
 }
 
@@ -259,7 +262,8 @@ int compute_rope_on_gpu(const Cuda& cu) {
   a.key = {P::kHeads, 1, 0, 0, 1, P::kTokens};
   size_t bytes = 0;
   if (const auto r = ktune::qk_rope_cache_workspace_size(a, bytes); !r.launched()) {
-    std::printf("consumer: qk_rope_cache workspace query: %s: %s\n", ktune::to_string(r.status).data(), r.message.c_str());
+    std::printf("consumer: qk_rope_cache workspace query: %s: %s\n", ktune::to_string(r.status).data(),
+                r.message.c_str());
     return 1;
   }
   if (bytes > 0) alloc(&workspace, bytes);
@@ -285,7 +289,8 @@ int compute_rope_on_gpu(const Cuda& cu) {
     for (int h = 0; h < P::kHeads; ++h) {
       const size_t qrow = static_cast<size_t>(t) * P::kHeads + h;
       const auto want = p.row(&p.q_nope[qrow * P::kNope], &p.q_pe[qrow * P::kRope], p.positions[t]);
-      for (int e = 0; e < P::kRow; ++e) expect(from_bf16(q[qrow * P::kRow + e]), want[e], 1e-2 + 1e-2 * std::fabs(want[e]));
+      for (int e = 0; e < P::kRow; ++e)
+        expect(from_bf16(q[qrow * P::kRow + e]), want[e], 1e-2 + 1e-2 * std::fabs(want[e]));
     }
     if (p.slots[t] < 0) continue;
     written[p.slots[t]] = true;
@@ -297,7 +302,8 @@ int compute_rope_on_gpu(const Cuda& cu) {
     if (!written[s])
       for (int e = 0; e < P::kRow; ++e) bad += cache[s * P::kRow + e] != 0x5a;
   std::printf("consumer: computed qk_rope_cache through ktune: max abs err %.3g, %zu of %zu outside tolerance or "
-              "written where padded\n", max_err, bad, checked);
+              "written where padded\n",
+              max_err, bad, checked);
   return bad == 0 ? 0 : 1;
 }
 
@@ -311,8 +317,8 @@ int main() {
   std::printf("consumer: select on this machine: %s (%s)\n", ktune::to_string(selected.status).data(),
               selected.message.c_str());
   const auto rope_selected = ktune::qk_rope_cache_select({16, 1, 0, 0, 1, 64});
-  std::printf("consumer: qk_rope_cache select on this machine: %s (%s)\n", ktune::to_string(rope_selected.status).data(),
-              rope_selected.message.c_str());
+  std::printf("consumer: qk_rope_cache select on this machine: %s (%s)\n",
+              ktune::to_string(rope_selected.status).data(), rope_selected.message.c_str());
   // A CPU-only machine: no_device is the expected answer.
   if (!gpu)
     return selected.status == ktune::Status::no_device && rope_selected.status == ktune::Status::no_device ? 0 : 1;

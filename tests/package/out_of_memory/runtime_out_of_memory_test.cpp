@@ -2,8 +2,8 @@
 // thread throws std::bad_alloc. The entry points are noexcept and promise a status, never an
 // abort (an exception leaving them terminates the serving process): bad arguments are reported
 // with their status and message, a launch whose device and code objects are known allocates
-// nothing (from the compiled-in table or KTUNE_DB's), and the C++ API keeps the status when it cannot copy the message. Replacing operator
-// new is process-wide, so these tests are an executable of their own; nothing here may touch the
+// nothing (from the compiled-in table or KTUNE_DB's), and the C++ API keeps the status when it cannot copy the message.
+// Replacing operator new is process-wide, so these tests are an executable of their own; nothing here may touch the
 // process-wide engine or ktune_runtime_info before the test that is about them.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -48,8 +48,8 @@ class OutOfMemory {
   OutOfMemory& operator=(const OutOfMemory&) = delete;
 };
 
-constexpr ktune_mla_decode_key kSplitting{16, 1, 1, 0, 32};  // tuned; splits its 4096 keys on 132 units
-constexpr ktune_qk_rope_cache_key kRope{16, 1, 0, 1, 1, 64};   // tuned, identity rope
+constexpr ktune_mla_decode_key kSplitting{16, 1, 1, 0, 32};   // tuned; splits its 4096 keys on 132 units
+constexpr ktune_qk_rope_cache_key kRope{16, 1, 0, 1, 1, 64};  // tuned, identity rope
 
 TEST(RuntimeOutOfMemory, TheAllocatorReallyFails) {  // what every other test here relies on
   bool threw = false;

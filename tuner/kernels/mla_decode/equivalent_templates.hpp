@@ -2,8 +2,8 @@
 // mla_decode's earlier templates whose machine code is that of the templates of a later hash
 // (Family::equivalent_templates): one line per pair,
 //   EquivalentTemplates{"<older template hash>", "<template hash of the same code>", "experiments/<slug>"},
-// each proven by scripts/code_objects_diff.py over the default space for every arch ktune builds. `ktune migrate` then gives the runs under the
-// older hash today's; scripts/migrate_results.sh does so for the dumps under results/.
+// each proven by scripts/code_objects_diff.py over the default space for every arch ktune builds. `ktune migrate` then
+// gives the runs under the older hash today's; scripts/migrate_results.sh does so for the dumps under results/.
 #include <array>
 
 #include "kernels/family.hpp"

@@ -81,7 +81,8 @@ int64_t resident_ctas(const Config& c, num::KvDtype kv_dtype, const TargetLimits
 std::optional<std::string> mma_cannot_win(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   const int64_t resident = resident_ctas(c, kv_dtype, target);
   const auto beats = [&](const Config& other) {
-    return shared_bytes(other, kv_dtype) <= target.shared_per_block && resident_ctas(other, kv_dtype, target) >= resident;
+    return shared_bytes(other, kv_dtype) <= target.shared_per_block &&
+           resident_ctas(other, kv_dtype, target) >= resident;
   };
   const std::string math = math_name(c);
   // A ring of 2 tiles of 32 keys holds the bytes of 4 tiles of 16 keys with half the barriers per
@@ -162,8 +163,7 @@ std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype k
   if (!one_of(c.threads, {mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads, kWgmmaProducerThreads}))
     return fmt::format("threads={}: math=wgmma_t runs one or two warpgroups ({} or {} threads), or two and a "
                        "producer ({})",
-                       c.threads, mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads,
-                       kWgmmaProducerThreads);
+                       c.threads, mla_tile::kWarpgroupThreads, mla_tile::kWgmmaThreads, kWgmmaProducerThreads);
   if (c.rows != mla_tile::kTransposedProducerRows && c.threads == kWgmmaProducerThreads)
     return fmt::format("threads={} at rows={}: math=wgmma_t's math warpgroups get {} registers beside a producer, "
                        "too few for the O^T accumulators of {} rows (ptxas spills)",
@@ -189,17 +189,15 @@ std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype
   // warpgroups value_registers() each, to the producer producer_registers(), and to a softmax
   // warpgroup softmax_registers().
   if (g.producer()) {
-    const int64_t softmax =
-        g.softmax_warpgroup() ? int64_t{g.softmax_registers()} * mla_tile::kWarpgroupThreads : 0;
+    const int64_t softmax = g.softmax_warpgroup() ? int64_t{g.softmax_registers()} * mla_tile::kWarpgroupThreads : 0;
     const int64_t moved = int64_t{g.value_registers()} * g.pv_warps() * g.warp + softmax +
                           int64_t{g.producer_registers()} * g.copy_threads();
     if (moved > target.registers_per_block)
       return fmt::format("threads={}: math={} gives its P V warpgroups {} registers a thread, its producer {}{}, {} "
                          "in all, more than {}'s {} per block",
                          c.threads, math, g.value_registers(), g.producer_registers(),
-                         g.softmax_warpgroup()
-                             ? fmt::format(" and its softmax warpgroup {}", g.softmax_registers())
-                             : "",
+                         g.softmax_warpgroup() ? fmt::format(" and its softmax warpgroup {}", g.softmax_registers())
+                                               : "",
                          moved, target.arch, target.registers_per_block);
     return register_excess(g.live_registers(), kMmaRegisterSharePercent, c, target,
                            std::min<int64_t>(target.registers_per_thread_max, g.value_registers()));

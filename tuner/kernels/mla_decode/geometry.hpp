@@ -13,7 +13,13 @@ constexpr mla_tile::Geometry geometry(const Config& c, num::KvDtype kv_dtype) no
 // The matrix-core kernel's geometry (math mma, wgmma or wgmma_ss) for a target warp size (32 NVIDIA,
 // 64 AMD CDNA).
 constexpr mla_tile::MmaGeometry mma_geometry(const Config& c, num::KvDtype kv_dtype, int warp) noexcept {
-  return {c.rows,    c.keys, c.threads, c.stages, static_cast<int>(kv_dtype), warp, is_wgmma(c.math) ? 1 : 0,
+  return {c.rows,
+          c.keys,
+          c.threads,
+          c.stages,
+          static_cast<int>(kv_dtype),
+          warp,
+          is_wgmma(c.math) ? 1 : 0,
           c.math == kMathWgmmaSs ? 1 : 0};
 }
 

@@ -15,7 +15,6 @@
 namespace ktune::mla {
 namespace {
 
-
 struct RowLayout {
   int heads, block_len, dims;
 };
@@ -43,8 +42,8 @@ int policy_split_bound(const HostProblem& p, int compute_units) {
   // The policy grows with the knob and shrinks with the row tile and the key tile.
   const int max_len = *std::max_element(p.kv_lens.begin(), p.kv_lens.end());
   const int rows_per_request = p.block_len * p.heads;
-  return num_splits({p.batch, mla_tile::ceil_div(rows_per_request, static_cast<int>(config_field("rows").max)),
-                     max_len, compute_units, static_cast<int>(config_field("split").max),
+  return num_splits({p.batch, mla_tile::ceil_div(rows_per_request, static_cast<int>(config_field("rows").max)), max_len,
+                     compute_units, static_cast<int>(config_field("split").max),
                      static_cast<int>(config_field("keys").min)});
 }
 
@@ -52,15 +51,19 @@ SharedBuffers upload_copies(backend::Context& ctx, const void* host, size_t byte
   SharedBuffers out;
   for (int r = 0; r < copies; ++r) {
     out.push_back(ctx.alloc(bytes));
-    if (r == 0) ctx.upload(*out[0], host, bytes);
-    else ctx.copy(*out[r], *out[0], bytes);
+    if (r == 0)
+      ctx.upload(*out[0], host, bytes);
+    else
+      ctx.copy(*out[r], *out[0], bytes);
   }
   return out;
 }
 
 DeviceInstance::DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations,
                                int split_capacity)
-    : ctx_(ctx), problem_(std::move(problem)), rotations_(std::max(1, rotations)),
+    : ctx_(ctx),
+      problem_(std::move(problem)),
+      rotations_(std::max(1, rotations)),
       split_capacity_(std::max(1, split_capacity)) {
   if (with_reference) reference_ = reference(problem_);
   kv_ = std::make_shared<const SharedBuffers>(
@@ -70,8 +73,11 @@ DeviceInstance::DeviceInstance(backend::Context& ctx, HostProblem problem, bool 
 
 DeviceInstance::DeviceInstance(backend::Context& ctx, HostProblem problem, int rotations, int split_capacity,
                                std::shared_ptr<const SharedBuffers> kv)
-    : ctx_(ctx), problem_(std::move(problem)), rotations_(std::max(1, rotations)),
-      split_capacity_(std::max(1, split_capacity)), kv_(std::move(kv)) {
+    : ctx_(ctx),
+      problem_(std::move(problem)),
+      rotations_(std::max(1, rotations)),
+      split_capacity_(std::max(1, split_capacity)),
+      kv_(std::move(kv)) {
   const size_t bytes = cache_bytes(problem_);
   if (!kv_ || kv_->size() < static_cast<size_t>(rotations_) ||
       std::any_of(kv_->begin(), kv_->end(), [&](const auto& b) { return b->size() < bytes; }))
@@ -115,24 +121,35 @@ void DeviceInstance::launch_with_splits(const Candidate& c, int rotation, int nu
                             c.config.canonical(), ctx_.info().warp_size));
   const int shared = shared_bytes(config, p.kv_dtype);
   if (c.module == nullptr || c.symbols.size() != 2)
-    throw Error(fmt::format("mla_decode: a candidate needs a module and 2 symbols (main, combine), got {}",
-                            c.symbols.size()));
+    throw Error(
+        fmt::format("mla_decode: a candidate needs a module and 2 symbols (main, combine), got {}", c.symbols.size()));
   if (rotation < 0 || rotation >= rotations_)
     throw Error(fmt::format("mla_decode: rotation {} is outside [0, {})", rotation, rotations_));
   if (num_splits < 1 || num_splits > split_capacity_)
     throw Error(fmt::format("mla_decode: {} splits requested, the workspace holds {}", num_splits, split_capacity_));
 
-  LaunchProblem problem{q_[rotation]->as<const uint16_t>(), (*kv_)[rotation]->as<const uint8_t>(),
-                        block_table_->as<const int32_t>(), kv_lens_->as<const int32_t>(), o_->as<uint16_t>(),
-                        lse_->as<float>(), part_o_ ? part_o_->as<float>() : nullptr,
-                        part_lse_ ? part_lse_->as<float>() : nullptr, p.softmax_scale, p.kv_scale, p.heads,
-                        p.block_len, p.batch, p.max_pages, p.page_size};
+  LaunchProblem problem{q_[rotation]->as<const uint16_t>(),
+                        (*kv_)[rotation]->as<const uint8_t>(),
+                        block_table_->as<const int32_t>(),
+                        kv_lens_->as<const int32_t>(),
+                        o_->as<uint16_t>(),
+                        lse_->as<float>(),
+                        part_o_ ? part_o_->as<float>() : nullptr,
+                        part_lse_ ? part_lse_->as<float>() : nullptr,
+                        p.softmax_scale,
+                        p.kv_scale,
+                        p.heads,
+                        p.block_len,
+                        p.batch,
+                        p.max_pages,
+                        p.page_size};
   auto plan = launch_plan(problem, config, static_cast<size_t>(shared), num_splits);
   void* main = c.module->function(c.symbols[0]);
   ctx_.set_shared_limit(main, plan.main.shape.shared_bytes);
   ktune::launch(ctx_, main, plan.main.shape, plan.main.arguments.pointers().data());
   if (plan.combine)
-    ktune::launch(ctx_, c.module->function(c.symbols[1]), plan.combine->shape, plan.combine->arguments.pointers().data());
+    ktune::launch(ctx_, c.module->function(c.symbols[1]), plan.combine->shape,
+                  plan.combine->arguments.pointers().data());
 }
 
 void DeviceInstance::poison() {

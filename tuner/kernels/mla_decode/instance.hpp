@@ -17,9 +17,8 @@
 namespace ktune::mla {
 
 // What verify() accepts. bf16 output: the kernel accumulates in fp32 and rounds once (relative
-// error <= 2^-8: 8 significant bits), so rtol leaves 2.5 times that; atol covers outputs near zero, and is what rules out
-// softmax weights of one bf16 term (tests/unit/mla_softmax_weights_test.cpp). lse is fp32
-// throughout.
+// error <= 2^-8: 8 significant bits), so rtol leaves 2.5 times that; atol covers outputs near zero, and is what rules
+// out softmax weights of one bf16 term (tests/unit/mla_softmax_weights_test.cpp). lse is fp32 throughout.
 inline constexpr verify::Tolerance kOutputTolerance{5e-4, 1e-2, 4e-3};
 inline constexpr verify::Tolerance kLseTolerance{1e-4, 1e-5, 1e-5};
 
@@ -39,8 +38,7 @@ class DeviceInstance final : public Instance {
  public:
   // Uploads `problem` (in `rotations` copies of q and the cache) and allocates o, lse and a split
   // workspace for up to `split_capacity` splits.
-  DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations,
-                 int split_capacity);
+  DeviceInstance(backend::Context& ctx, HostProblem problem, bool with_reference, int rotations, int split_capacity);
   // For timing only (no reference): the cache is `kv`, at least `rotations` copies of a cache of
   // cache_bytes(problem) (problem.kv_cache may be empty), shared with other instances, which
   // keeps it alive.
@@ -71,8 +69,8 @@ class DeviceInstance final : public Instance {
   HostProblem problem_;
   std::optional<Reference> reference_;
   int rotations_ = 1;
-  int split_capacity_ = 1;  // splits the workspace holds
-  SharedBuffers q_;                         // one per rotation
+  int split_capacity_ = 1;                   // splits the workspace holds
+  SharedBuffers q_;                          // one per rotation
   std::shared_ptr<const SharedBuffers> kv_;  // one per rotation (or more, when shared)
   std::unique_ptr<backend::Buffer> block_table_, kv_lens_, o_, lse_, part_o_, part_lse_;
 };

@@ -29,14 +29,14 @@ static_assert(CombineArguments::mangled(kKernelNameSubstitutions) == kCombinePar
 
 // What a launch takes of the problem: device addresses and scalars.
 struct LaunchProblem {
-  const uint16_t* q = nullptr;         // [B, L, H, 576] bf16
-  const uint8_t* kv_cache = nullptr;   // [pages, page_size, 576] of the kv dtype
+  const uint16_t* q = nullptr;           // [B, L, H, 576] bf16
+  const uint8_t* kv_cache = nullptr;     // [pages, page_size, 576] of the kv dtype
   const int32_t* block_table = nullptr;  // [B, max_pages]
-  const int32_t* kv_lens = nullptr;    // [B]
-  uint16_t* o = nullptr;               // [B, L, H, 512] bf16
-  float* lse = nullptr;                // [B, L, H]
-  float* part_o = nullptr;             // split partials: fp32 o of every row per split
-  float* part_lse = nullptr;           // and fp32 lse of every row per split
+  const int32_t* kv_lens = nullptr;      // [B]
+  uint16_t* o = nullptr;                 // [B, L, H, 512] bf16
+  float* lse = nullptr;                  // [B, L, H]
+  float* part_o = nullptr;               // split partials: fp32 o of every row per split
+  float* part_lse = nullptr;             // and fp32 lse of every row per split
   float softmax_scale = 0, kv_scale = 0;
   int64_t heads = 0, block_len = 0, batch = 0;
   int max_pages = 0, page_size = 0;
@@ -51,6 +51,7 @@ struct LaunchPlan {
 // config.threads with `shared_bytes` of dynamic shared memory (shared_bytes(config, kv_dtype),
 // which the dispatch tables record), and the combine pass of one block per output row, which
 // waits for the main kernel itself.
-LaunchPlan launch_plan(const LaunchProblem& problem, const Config& config, size_t shared_bytes, int num_splits) noexcept;
+LaunchPlan launch_plan(const LaunchProblem& problem, const Config& config, size_t shared_bytes,
+                       int num_splits) noexcept;
 
 }  // namespace ktune::mla

@@ -23,10 +23,11 @@ const std::vector<FieldSpec>& config_fields() {
       {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)", 16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
       {"stages",
-       fmt::format("simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of "
-                   "KV tiles (up to {}; a slot holds a tile, or {} keys of a longer mma tile; two tiles' worth at "
-                   "least; wgmma_t: 2 or more whole tiles per warpgroup)",
-                   mla_tile::kMaxRingSlots, mla_tile::kRingSlotKeys),
+       fmt::format(
+           "simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of "
+           "KV tiles (up to {}; a slot holds a tile, or {} keys of a longer mma tile; two tiles' worth at "
+           "least; wgmma_t: 2 or more whole tiles per warpgroup)",
+           mla_tile::kMaxRingSlots, mla_tile::kRingSlotKeys),
        1, mla_tile::kMaxRingSlots},
       {"split", "split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer", 0, 8},
       {"math",
@@ -35,7 +36,9 @@ const std::vector<FieldSpec>& config_fields() {
        "wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 "
        "caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, "
        "V decoded in registers; 16 rows, 64 keys)",
-       0, 4, {"simt", "mma", "wgmma", "wgmma_ss", "wgmma_t"}},
+       0,
+       4,
+       {"simt", "mma", "wgmma", "wgmma_ss", "wgmma_t"}},
   };
   return fields;
 }
@@ -84,7 +87,7 @@ Params to_params(const Key& k) {
 }
 
 Params to_params(const Config& c) {
-  return Params{{"rows", c.rows},   {"keys", c.keys},   {"threads", c.threads},
+  return Params{{"rows", c.rows},     {"keys", c.keys},   {"threads", c.threads},
                 {"stages", c.stages}, {"split", c.split}, {"math", c.math}};
 }
 
@@ -97,8 +100,8 @@ std::string main_kernel_name(const Config& c, num::KvDtype kv_dtype, bool causal
   const char* const kernel = c.math == kMathSimt     ? "mla_decode"
                              : c.math == kMathWgmmaT ? "mla_decode_transposed"
                                                      : "mla_decode_mma";
-  return fmt::format("ktune::{}<{}, {}, {}, {}, {}, {}, {}, {}>", kernel, c.rows, c.keys, c.threads, c.stages, c.math, static_cast<int>(kv_dtype), causal ? 1 : 0,
-                     mask_shift);
+  return fmt::format("ktune::{}<{}, {}, {}, {}, {}, {}, {}, {}>", kernel, c.rows, c.keys, c.threads, c.stages, c.math,
+                     static_cast<int>(kv_dtype), causal ? 1 : 0, mask_shift);
 }
 
 std::string combine_kernel_name() { return fmt::format("ktune::mla_combine<{}>", kCombineThreads); }

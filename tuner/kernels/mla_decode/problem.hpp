@@ -50,9 +50,9 @@ constexpr bool is_wgmma(int math) noexcept { return math == kMathWgmma || math =
 
 // A run-time shape beyond the key.
 struct Shape {
-  int ctx = 0;        // kv_len of the longest request (of every request unless ragged)
+  int ctx = 0;  // kv_len of the longest request (of every request unless ragged)
   int page_size = 0;
-  int batch = 0;      // 0: the key's batch bucket
+  int batch = 0;        // 0: the key's batch bucket
   bool ragged = false;  // mixed lengths: one request of ctx, one of block_len, the rest in between
 };
 

@@ -40,25 +40,26 @@ void validate(const HostProblem& p) {
   if (p.kv_lens.size() != B)
     throw Error(fmt::format("mla reference: kv_lens has {} entries, expected B = {}", p.kv_lens.size(), B));
   if (!std::isfinite(p.softmax_scale) || !std::isfinite(p.kv_scale))
-    throw Error(fmt::format("mla reference: softmax_scale {} and kv_scale {} must be finite", p.softmax_scale,
-                            p.kv_scale));
+    throw Error(
+        fmt::format("mla reference: softmax_scale {} and kv_scale {} must be finite", p.softmax_scale, p.kv_scale));
   if (p.kv_dtype == num::KvDtype::bf16 && p.kv_scale != 1.0f)
     throw Error(fmt::format("mla reference: kv_scale is {} but a bf16 cache takes no scale (must be 1)", p.kv_scale));
   const size_t pages = page_count(p);
   for (size_t b = 0; b < B; ++b) {
     const int kv_len = p.kv_lens[b];
     if (kv_len < p.block_len)
-      throw Error(fmt::format("mla reference: request b={} has kv_len {} < block_len {} (kv_len includes the block)",
-                              b, kv_len, p.block_len));
+      throw Error(fmt::format("mla reference: request b={} has kv_len {} < block_len {} (kv_len includes the block)", b,
+                              kv_len, p.block_len));
     const int64_t used_pages = (static_cast<int64_t>(kv_len) + p.page_size - 1) / p.page_size;
     if (used_pages > p.max_pages)
-      throw Error(fmt::format("mla reference: request b={} has kv_len {} = {} pages of {}, block_table has max_pages {}",
-                              b, kv_len, used_pages, p.page_size, p.max_pages));
+      throw Error(
+          fmt::format("mla reference: request b={} has kv_len {} = {} pages of {}, block_table has max_pages {}", b,
+                      kv_len, used_pages, p.page_size, p.max_pages));
     for (int64_t i = 0; i < used_pages; ++i) {
       const int32_t page = p.block_table[b * p.max_pages + i];
       if (page < 0 || static_cast<size_t>(page) >= pages)
-        throw Error(fmt::format("mla reference: block_table[b={}][{}] = {} is outside the cache's {} pages", b, i,
-                                page, pages));
+        throw Error(fmt::format("mla reference: block_table[b={}][{}] = {} is outside the cache's {} pages", b, i, page,
+                                pages));
     }
   }
 }
@@ -71,7 +72,7 @@ struct Decoder {
   explicit Decoder(num::KvDtype d) : dtype(d) {
     for (int c = 0; c < 256; ++c)
       fp8[c] = d == num::KvDtype::fp8_e4m3fnuz ? num::fp8_e4m3fnuz_to_f32(static_cast<uint8_t>(c))
-                                              : num::fp8_e4m3fn_to_f32(static_cast<uint8_t>(c));
+                                               : num::fp8_e4m3fn_to_f32(static_cast<uint8_t>(c));
   }
   void row(const uint8_t* src, float* dst) const {
     if (dtype == num::KvDtype::bf16) {

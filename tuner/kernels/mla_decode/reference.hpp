@@ -17,11 +17,11 @@ struct HostProblem {
   bool causal = false;
   num::KvDtype kv_dtype = num::KvDtype::bf16;
   float softmax_scale = 0;
-  float kv_scale = 1;                   // per-tensor dequant scale (fp8 only; 1 for bf16)
-  UninitVector<uint16_t> q;             // [B, L, H, 576] bf16 bits
-  UninitVector<uint8_t> kv_cache;       // [pages, page_size, 576] elements of kv_dtype, raw bytes
-  std::vector<int32_t> block_table;     // [B, max_pages]
-  std::vector<int32_t> kv_lens;         // [B], each >= block_len; includes the block's tokens
+  float kv_scale = 1;                // per-tensor dequant scale (fp8 only; 1 for bf16)
+  UninitVector<uint16_t> q;          // [B, L, H, 576] bf16 bits
+  UninitVector<uint8_t> kv_cache;    // [pages, page_size, 576] elements of kv_dtype, raw bytes
+  std::vector<int32_t> block_table;  // [B, max_pages]
+  std::vector<int32_t> kv_lens;      // [B], each >= block_len; includes the block's tokens
 };
 
 // Number of keys row (l) of request b sees: kv_len - L + l + 1 when causal, else kv_len.

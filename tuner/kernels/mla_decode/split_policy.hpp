@@ -11,14 +11,14 @@ namespace ktune::mla {
 // Bounds the workspace and the combine's loop; 64 lets a batch of 2 requests of one row tile fill
 // the 132 SMs of an H200 (one CTA per SM: the mma kernel's rings take most of the shared memory).
 inline constexpr int kMaxSplits = 64;
-inline constexpr int kMinTilesPerSplit = 2;   // a split shorter than this costs more than it saves
+inline constexpr int kMinTilesPerSplit = 2;  // a split shorter than this costs more than it saves
 
 struct SplitInputs {
   int batch = 1;
-  int row_tiles = 1;          // ceil(H * L / rows)
-  int max_kv_len = 1;         // longest request of the launch
-  int compute_units = 1;      // SMs / CUs of the device
-  int ctas_per_unit = 0;      // the config's split knob: 0 never splits
+  int row_tiles = 1;      // ceil(H * L / rows)
+  int max_kv_len = 1;     // longest request of the launch
+  int compute_units = 1;  // SMs / CUs of the device
+  int ctas_per_unit = 0;  // the config's split knob: 0 never splits
   int keys_per_tile = 16;
 };
 

@@ -58,9 +58,9 @@ class QkRopeCacheFamily final : public Family {
     const Key k = key_of(key);
     const Config c = config_of(config);
     if (!one_of(c.vec, {2, 4, 8})) return fmt::format("vec={} is not 2, 4 or 8", c.vec);
-    if (!one_of(c.tokens_per_cta, {1, 2, 4})) return fmt::format("tokens_per_cta={} is not 1, 2 or 4", c.tokens_per_cta);
-    if (!one_of(c.threads, {64, 128, 256, 512}))
-      return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
+    if (!one_of(c.tokens_per_cta, {1, 2, 4}))
+      return fmt::format("tokens_per_cta={} is not 1, 2 or 4", c.tokens_per_cta);
+    if (!one_of(c.threads, {64, 128, 256, 512})) return fmt::format("threads={} is not 64, 128, 256 or 512", c.threads);
     if (c.threads % target.warp_size != 0)
       return fmt::format("threads={} is not a multiple of {}'s warp of {}", c.threads, target.arch, target.warp_size);
     if (c.threads > target.max_threads_per_block)
@@ -111,7 +111,8 @@ class QkRopeCacheFamily final : public Family {
     const int64_t copy_bytes = static_cast<int64_t>(
         (problem.q_nope.size() + problem.q_pe.size() + problem.kv_c.size() + problem.k_pe.size()) * sizeof(uint16_t) +
         (problem.positions.size() + problem.slot_mapping.size()) * sizeof(int64_t));
-    const int rotations = std::min(kMaxRotations, bench::rotations_for(copy_bytes, ctx.info().last_level_cache_bytes()));
+    const int rotations =
+        std::min(kMaxRotations, bench::rotations_for(copy_bytes, ctx.info().last_level_cache_bytes()));
     return std::make_unique<DeviceInstance>(ctx, std::move(problem), with_reference, rotations);
   }
 };

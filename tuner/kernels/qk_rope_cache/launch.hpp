@@ -18,9 +18,9 @@ using i64 = long long;  // the kernels' 64-bit integer, as they mangle it
 // qk_rope_cache(const u16* q_nope, const u16* q_pe, const u16* kv_c, const u16* k_pe, const i64* positions,
 //   const i64* slot_mapping, const float* cos, const float* sin, u8* kv_cache, u8* q_out, float k_inv_scale,
 //   float q_inv_scale, int tokens, int heads, i64 table_rows, int is_neox)
-using FusedArguments = KernelArguments<const uint16_t*, const uint16_t*, const uint16_t*, const uint16_t*, const i64*,
-                                       const i64*, const float*, const float*, uint8_t*, uint8_t*, float, float, int,
-                                       int, i64, int>;
+using FusedArguments =
+    KernelArguments<const uint16_t*, const uint16_t*, const uint16_t*, const uint16_t*, const i64*, const i64*,
+                    const float*, const float*, uint8_t*, uint8_t*, float, float, int, int, i64, int>;
 // unfused_rope(const u16* q_pe, const u16* k_pe, const i64* positions, const float* cos, const float* sin,
 //   u16* q_pe_rot, u16* k_pe_rot, int tokens, int heads, i64 table_rows, int is_neox)
 using RopeArguments = KernelArguments<const uint16_t*, const uint16_t*, const i64*, const float*, const float*,

@@ -16,9 +16,12 @@ const std::vector<FieldSpec>& key_fields() {
       {"heads", "query heads per token (H)", 1, 128},
       {"kv_dtype", "KV cache element type (fp8: value = code * k_scale)", 0, 2, kDtypeLabels},
       {"q_dtype", "decode query (q_out) element type (fp8: value = code * q_scale)", 0, 2, kDtypeLabels},
-      {"rope", "full: rotate by the cos / sin tables; identity: NoPE (cos 1, sin 0) through a 1-row table "
-               "with positions clamped into it",
-       0, 1, {"full", "identity"}},
+      {"rope",
+       "full: rotate by the cos / sin tables; identity: NoPE (cos 1, sin 0) through a 1-row table "
+       "with positions clamped into it",
+       0,
+       1,
+       {"full", "identity"}},
       {"is_neox", "1: NeoX rope (halves i, i + 32); 0: GPT-J rope (interleaved pairs 2i, 2i + 1)", 0, 1},
       {"tokens", "tokens bucket (T, tokens per launch)", 1, 1 << 16},
   };
@@ -27,8 +30,11 @@ const std::vector<FieldSpec>& key_fields() {
 
 const std::vector<FieldSpec>& config_fields() {
   static const std::vector<FieldSpec> fields = {
-      {"layout", "token: one CTA per token (all heads and the cache row); token_head: one CTA per (token, row)",
-       0, 1, {"token", "token_head"}},
+      {"layout",
+       "token: one CTA per token (all heads and the cache row); token_head: one CTA per (token, row)",
+       0,
+       1,
+       {"token", "token_head"}},
       {"vec", "elements per vector access: 2, 4 or 8", 2, 8},
       {"tokens_per_cta", "tokens per CTA: 1, 2 or 4", 1, 4},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
@@ -50,16 +56,22 @@ const std::vector<FieldSpec>& shape_fields() {
 
 Key key_of(const Params& p) {
   validate(p, key_fields(), "qk_rope_cache key");
-  return Key{static_cast<int>(p.at("heads")), static_cast<num::KvDtype>(p.at("kv_dtype")),
-             static_cast<num::KvDtype>(p.at("q_dtype")), static_cast<RopeMode>(p.at("rope")), p.at("is_neox") != 0,
+  return Key{static_cast<int>(p.at("heads")),
+             static_cast<num::KvDtype>(p.at("kv_dtype")),
+             static_cast<num::KvDtype>(p.at("q_dtype")),
+             static_cast<RopeMode>(p.at("rope")),
+             p.at("is_neox") != 0,
              static_cast<int>(p.at("tokens"))};
 }
 
 Config config_of(const Params& p) {
   validate(p, config_fields(), "qk_rope_cache config");
-  return Config{static_cast<Layout>(p.at("layout")),     static_cast<int>(p.at("vec")),
-                static_cast<int>(p.at("tokens_per_cta")), static_cast<int>(p.at("threads")),
-                p.at("clamp") != 0,                       p.at("fused") != 0};
+  return Config{static_cast<Layout>(p.at("layout")),
+                static_cast<int>(p.at("vec")),
+                static_cast<int>(p.at("tokens_per_cta")),
+                static_cast<int>(p.at("threads")),
+                p.at("clamp") != 0,
+                p.at("fused") != 0};
 }
 
 Shape shape_of(const Params& p) {

@@ -40,10 +40,10 @@ struct Config {
 
 // A run-time shape beyond the key.
 struct Shape {
-  int tokens = 0;         // T; 0: the key's tokens bucket
-  int page_size = 0;      // KV cache page size in tokens
-  int table_rows = 0;     // rows of the cos / sin tables of a full rope (identity: always 1)
-  int padded_every = 0;   // every n-th token is padded (slot -1); 0: none
+  int tokens = 0;        // T; 0: the key's tokens bucket
+  int page_size = 0;     // KV cache page size in tokens
+  int table_rows = 0;    // rows of the cos / sin tables of a full rope (identity: always 1)
+  int padded_every = 0;  // every n-th token is padded (slot -1); 0: none
 };
 
 // Each validates against its field list (names, order, ranges); throws Error otherwise.

@@ -30,8 +30,8 @@ void validate(const HostProblem& p) {
                             "must all be >= 1",
                             p.tokens, p.heads, p.page_size, p.num_slots, p.table_rows));
   if (p.num_slots % p.page_size != 0)
-    throw Error(fmt::format("qk_rope_cache reference: {} cache slots are not whole pages of {}", p.num_slots,
-                            p.page_size));
+    throw Error(
+        fmt::format("qk_rope_cache reference: {} cache slots are not whole pages of {}", p.num_slots, p.page_size));
   const size_t T = p.tokens, H = p.heads;
   expect_size("q_nope", p.q_nope.size(), T * H * kNopeDim, "T*H*512");
   expect_size("q_pe", p.q_pe.size(), T * H * kRopeDim, "T*H*64");
@@ -48,11 +48,11 @@ void validate(const HostProblem& p) {
       throw Error(fmt::format("qk_rope_cache reference: scales must be finite and positive, k_scale {} q_scale {}",
                               p.k_scale, p.q_scale));
   if (p.kv_dtype == num::KvDtype::bf16 && p.k_scale != 1.0f)
-    throw Error(fmt::format("qk_rope_cache reference: k_scale is {} but a bf16 cache takes no scale (must be 1)",
-                            p.k_scale));
+    throw Error(
+        fmt::format("qk_rope_cache reference: k_scale is {} but a bf16 cache takes no scale (must be 1)", p.k_scale));
   if (p.q_dtype == num::KvDtype::bf16 && p.q_scale != 1.0f)
-    throw Error(fmt::format("qk_rope_cache reference: q_scale is {} but a bf16 q_out takes no scale (must be 1)",
-                            p.q_scale));
+    throw Error(
+        fmt::format("qk_rope_cache reference: q_scale is {} but a bf16 q_out takes no scale (must be 1)", p.q_scale));
   std::vector<bool> taken(static_cast<size_t>(p.num_slots), false);
   for (size_t t = 0; t < T; ++t) {
     const int64_t slot = p.slot_mapping[t], pos = p.positions[t];
@@ -62,8 +62,8 @@ void validate(const HostProblem& p) {
                               t, pos, p.table_rows));
     if (slot < 0) continue;
     if (slot >= p.num_slots)
-      throw Error(fmt::format("qk_rope_cache reference: token {} maps to slot {}, the cache has {}", t, slot,
-                              p.num_slots));
+      throw Error(
+          fmt::format("qk_rope_cache reference: token {} maps to slot {}, the cache has {}", t, slot, p.num_slots));
     if (taken[static_cast<size_t>(slot)])
       throw Error(fmt::format("qk_rope_cache reference: slot {} is written by two tokens (token {})", slot, t));
     taken[static_cast<size_t>(slot)] = true;
@@ -78,7 +78,7 @@ void rotate(const uint16_t* pe, const std::array<double, kTableDim>& c, const st
   std::array<double, kRopeDim> x;
   for (int j = 0; j < kRopeDim; ++j) x[j] = num::bf16_to_f32(pe[j]);
   for (int i = 0; i < kTableDim; ++i) {
-    const int a = is_neox ? i : 2 * i;             // first element of pair i
+    const int a = is_neox ? i : 2 * i;                  // first element of pair i
     const int b = is_neox ? i + kTableDim : 2 * i + 1;  // its partner
     out[a] = x[a] * c[i] - x[b] * s[i];
     out[b] = x[b] * c[i] + x[a] * s[i];
@@ -194,8 +194,8 @@ Verdict check(const HostProblem& p, const Reference& ref, std::span<const uint8_
     }
   }
   const CacheLayout cache_layout{&written_tokens, &p};
-  v = verify::merge(v, verify::compare("kv_cache", rows, expected, tolerance(p.kv_dtype, p.k_scale),
-                                       cache_element_name, &cache_layout));
+  v = verify::merge(v, verify::compare("kv_cache", rows, expected, tolerance(p.kv_dtype, p.k_scale), cache_element_name,
+                                       &cache_layout));
 
   size_t changed_slots = 0;
   std::string first;

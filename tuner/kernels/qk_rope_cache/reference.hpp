@@ -24,8 +24,8 @@ enum class TableDtype : int { fp32 = 0, bf16 = 1 };
 // Host copies of one problem's inputs, in the device layouts.
 struct HostProblem {
   int tokens = 0, heads = 0, page_size = 0;
-  int64_t num_slots = 0;        // cache rows: pages * page_size
-  bool identity = false;        // rope mode: the contract is an identity rotation (NoPE)
+  int64_t num_slots = 0;  // cache rows: pages * page_size
+  bool identity = false;  // rope mode: the contract is an identity rotation (NoPE)
   bool is_neox = false;
   num::KvDtype kv_dtype = num::KvDtype::bf16;
   num::KvDtype q_dtype = num::KvDtype::bf16;
@@ -47,8 +47,8 @@ struct Reference {
 // twice, a full-rope position outside the table, a scale other than 1 for bf16, non-finite scales.
 void validate(const HostProblem& p);
 
-// validate(p), then the reference outputs. An identity rope is rotation-free by contract: its table is validated (at least one row) but not
-// read, so that a table that is not the identity makes a kernel that reads it disagree.
+// validate(p), then the reference outputs. An identity rope is rotation-free by contract: its table is validated (at
+// least one row) but not read, so that a table that is not the identity makes a kernel that reads it disagree.
 Reference reference(const HostProblem& p);
 
 // The bytes a kernel should leave: q_out [T, H, 576] in q_dtype and the cache with the written

@@ -59,20 +59,20 @@ typedef struct ktune_mla_decode_key {
 
 /* One launch of mla_decode (layouts: docs/kernels/mla_decode.md). */
 typedef struct ktune_mla_decode_args {
-  void* stream;             /* CUstream / hipStream_t of the current context; NULL: the default stream */
-  const void* q;            /* [B, L, H, 576] bf16 */
-  const void* kv_cache;     /* [pages, page_size, 576] of kv_dtype */
+  void* stream;               /* CUstream / hipStream_t of the current context; NULL: the default stream */
+  const void* q;              /* [B, L, H, 576] bf16 */
+  const void* kv_cache;       /* [pages, page_size, 576] of kv_dtype */
   const int32_t* block_table; /* [B, max_pages] */
-  const int32_t* kv_lens;   /* [B], each >= L (includes the block's tokens) */
-  void* o;                  /* [B, L, H, 512] bf16 */
-  float* lse;               /* [B, L, H] fp32, or NULL */
-  void* workspace;          /* split-KV partials: ktune_mla_decode_workspace_size() bytes */
+  const int32_t* kv_lens;     /* [B], each >= L (includes the block's tokens) */
+  void* o;                    /* [B, L, H, 512] bf16 */
+  float* lse;                 /* [B, L, H] fp32, or NULL */
+  void* workspace;            /* split-KV partials: ktune_mla_decode_workspace_size() bytes */
   size_t workspace_bytes;
   float softmax_scale;
-  float kv_scale;           /* fp8 dequantisation scale; 1 for bf16 */
-  int32_t max_pages;        /* columns of block_table */
+  float kv_scale;    /* fp8 dequantisation scale; 1 for bf16 */
+  int32_t max_pages; /* columns of block_table */
   int32_t page_size;
-  int32_t max_kv_len;       /* the longest kv_len of the batch (host-side; the split policy uses it) */
+  int32_t max_kv_len; /* the longest kv_len of the batch (host-side; the split policy uses it) */
   ktune_mla_decode_key key;
 } ktune_mla_decode_args;
 
@@ -91,22 +91,22 @@ typedef struct ktune_qk_rope_cache_key {
  * q_pe and k_pe, and the bf16 concatenation for an fp8 q_out) into the caller's workspace, which
  * ktune_qk_rope_cache_workspace_size() sizes. */
 typedef struct ktune_qk_rope_cache_args {
-  void* stream;               /* CUstream / hipStream_t of the current context; NULL: the default stream */
-  const void* q_nope;         /* [T, H, 512] bf16 */
-  const void* q_pe;           /* [T, H, 64] bf16 */
-  const void* kv_c;           /* [T, 512] bf16 */
-  const void* k_pe;           /* [T, 64] bf16 */
-  const int64_t* positions;   /* [T]: row of the cos / sin tables */
+  void* stream;                /* CUstream / hipStream_t of the current context; NULL: the default stream */
+  const void* q_nope;          /* [T, H, 512] bf16 */
+  const void* q_pe;            /* [T, H, 64] bf16 */
+  const void* kv_c;            /* [T, 512] bf16 */
+  const void* k_pe;            /* [T, 64] bf16 */
+  const int64_t* positions;    /* [T]: row of the cos / sin tables */
   const int64_t* slot_mapping; /* [T]: cache row; negative: padded token, nothing written */
-  const float* cos_table;     /* [table_rows, 32] fp32 */
-  const float* sin_table;     /* [table_rows, 32] fp32 */
-  void* kv_cache;             /* [slots, 576] of kv_dtype: slot s is row s */
-  void* q_out;                /* [T, H, 576] of q_dtype */
-  void* workspace;            /* the unfused baseline's intermediates: ktune_qk_rope_cache_workspace_size() */
+  const float* cos_table;      /* [table_rows, 32] fp32 */
+  const float* sin_table;      /* [table_rows, 32] fp32 */
+  void* kv_cache;              /* [slots, 576] of kv_dtype: slot s is row s */
+  void* q_out;                 /* [T, H, 576] of q_dtype */
+  void* workspace;             /* the unfused baseline's intermediates: ktune_qk_rope_cache_workspace_size() */
   size_t workspace_bytes;
-  float k_scale;              /* fp8 cache: value = code * k_scale; 1 for bf16 */
-  float q_scale;              /* fp8 q_out: value = code * q_scale; 1 for bf16 */
-  int64_t table_rows;         /* rows of cos_table / sin_table (identity rope: 1) */
+  float k_scale;               /* fp8 cache: value = code * k_scale; 1 for bf16 */
+  float q_scale;               /* fp8 q_out: value = code * q_scale; 1 for bf16 */
+  int64_t table_rows;          /* rows of cos_table / sin_table (identity rope: 1) */
   ktune_qk_rope_cache_key key; /* key.tokens is T, the tokens of this launch */
 } ktune_qk_rope_cache_args;
 
@@ -121,11 +121,11 @@ typedef union ktune_key {
 /* What a call did. `message` is NUL-terminated; one cut to fit ends in "...". */
 typedef struct ktune_result {
   ktune_status status;
-  int32_t has_fallback_key;         /* KTUNE_GAP with a declared fallback, KTUNE_OK_FALLBACK */
-  ktune_key fallback_key;           /* of the call's family */
-  int32_t splits;                   /* mla_decode: split-KV chunks of the launch (1: no combine pass) */
-  int32_t from_override;            /* 1 when the KTUNE_DB table answered */
-  char message[512];                /* why: the table's reason, the driver's error, ... */
+  int32_t has_fallback_key; /* KTUNE_GAP with a declared fallback, KTUNE_OK_FALLBACK */
+  ktune_key fallback_key;   /* of the call's family */
+  int32_t splits;           /* mla_decode: split-KV chunks of the launch (1: no combine pass) */
+  int32_t from_override;    /* 1 when the KTUNE_DB table answered */
+  char message[512];        /* why: the table's reason, the driver's error, ... */
 } ktune_result;
 
 /* Launches mla_decode on args->stream. Never aborts; `out` may be NULL. A split launch is two
@@ -152,8 +152,7 @@ ktune_status ktune_qk_rope_cache(const ktune_qk_rope_cache_args* args, ktune_res
 
 /* Bytes of workspace ktune_qk_rope_cache() needs for these arguments (0 for a fused kernel), in
  * *bytes; the pointers of args are not read. */
-ktune_status ktune_qk_rope_cache_workspace_size(const ktune_qk_rope_cache_args* args, size_t* bytes,
-                                                ktune_result* out);
+ktune_status ktune_qk_rope_cache_workspace_size(const ktune_qk_rope_cache_args* args, size_t* bytes, ktune_result* out);
 
 /* Which kernel the current device would run for `key` / for an arch, without launching. */
 ktune_status ktune_qk_rope_cache_select(const ktune_qk_rope_cache_key* key, ktune_result* out);
