@@ -3,7 +3,7 @@
 # folder the tuning results of each kernel family (<family>.sql, _README.md, _winners.txt,
 # _gaps.txt, _dispatch.hpp; the same in <device>/<space>/; a sweep's checkpoint
 # <device>/<space>-in-progress/<family>.sql.xz), the current benchmark tables (mla_decode_targets.md
-# and .jsonl, matrix_roofs.md, select_bench.json, runtime_bench.json) and results/README.md.
+# and .jsonl, mla_decode_vs_flashmla.md, matrix_roofs.md, select_bench.json, runtime_bench.json) and results/README.md.
 # Experiment history (A/B tables, probes, patches, profiles) belongs in experiments/. Prints each
 # file outside these kinds and exits 1 if there is one.
 #   scripts/check_results_layout.sh [DIR]
@@ -16,7 +16,7 @@ fam="($(IFS='|'; echo "${families[*]}"))"
 device='[a-z0-9][a-z0-9-]*'
 space='[a-z0-9_]+'
 result="$fam(\.sql|_README\.md|_winners\.txt|_gaps\.txt|_dispatch\.hpp)"
-table='(mla_decode_targets\.md|mla_decode_targets\.jsonl|matrix_roofs\.md|select_bench\.json|runtime_bench\.json)'
+table='(mla_decode_targets\.md|mla_decode_vs_flashmla\.md|mla_decode_targets\.jsonl|matrix_roofs\.md|select_bench\.json|runtime_bench\.json)'
 allowed="^(README\.md|$device/$result|$device/$table|$device/$space/$result|$device/$space-in-progress/$fam\.sql\.xz)$"
 bad=0
 while IFS= read -r -d '' file; do
