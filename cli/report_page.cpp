@@ -151,7 +151,7 @@ std::string tuning_gain_of(const std::string& id, const db::Outcomes& o, const s
     const double gain = t->second / outcome.winner->m.median_us;
     svg::Cell c;
     c.key = key;
-    // 1x to 2x and beyond over the scale.
+    // log2 of the gain: no gain at one end of the scale, a factor of two or more at the other.
     c.fill = svg::sequential(std::log2(gain));
     c.line1 = fmt::format("{:.2f}x", gain);
     c.line2 = path_of(outcome.winner->m.config, fam);
@@ -234,7 +234,7 @@ std::string diff_section(const db::Diff& d, const Family& fam, const std::string
     keys.push_back(k.key);
     const std::string name = k.key.pretty(fam.key_fields());
     if (k.ratio) {
-      // log2 of the ratio over [-0.5, 0.5]: 0.71x to 1.41x spans the scale.
+      // log2 of the ratio, doubled: a factor of sqrt(2) either way reaches an end of the scale.
       c.fill = svg::diverging(std::log2(*k.ratio) * 2);
       c.line1 = fmt::format("{:.2f}", *k.ratio);
       c.line2 = std::string(to_string(k.verdict)) + (k.config_changed ? "*" : "");
