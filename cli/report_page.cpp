@@ -123,43 +123,102 @@ std::string roofline_of(const db::Outcomes& o, const Family& fam) {
       {newest.copy_gbps, newest.matrix_tflops, newest.matrix_tflops > 0 ? db::matrix_probe_of(newest) : ""});
 }
 
+// The config a key's winner is compared with: per run and per value of the family's strongest
+// ranking field (mla_decode's kv_dtype, whose values take kernels of their own), the config best
+// on average over every key (db::tuning_gain). Where none was timed ok on every key (a dump may
+// leave out the candidates screening set aside), the config timed ok on the most keys stands in,
+// the one of the lowest geometric mean over its keys among equals.
+struct SingleConfig {
+  Params config;
+  bool on_every_key = false;
+  int keys = 0;  // keys of the group
+};
+
+SingleConfig single_config(const std::vector<db::Measurement>& group) {
+  const auto g = db::tuning_gain(group);
+  if (g.best_single) return {*g.best_single, true, g.keys};
+  std::map<Params, double> best;                    // key -> fastest ok median
+  std::map<Params, std::map<Params, double>> time;  // config -> key -> fastest ok median
+  for (const auto& m : group) {
+    if (m.status != db::Status::ok) continue;
+    auto [b, fresh] = best.try_emplace(m.key, m.median_us);
+    if (!fresh) b->second = std::min(b->second, m.median_us);
+    auto [t, first] = time[m.config].try_emplace(m.key, m.median_us);
+    if (!first) t->second = std::min(t->second, m.median_us);
+  }
+  SingleConfig s{{}, false, g.keys};
+  size_t most = 0;
+  double lowest = 0;
+  for (const auto& [config, by_key] : time) {
+    double log_mean = 0;
+    for (const auto& [key, t] : by_key) log_mean += std::log(t / best.at(key)) / static_cast<double>(by_key.size());
+    if (by_key.size() > most || (by_key.size() == most && log_mean < lowest)) {
+      most = by_key.size();
+      lowest = log_mean;
+      s.config = config;
+    }
+  }
+  return s;
+}
+
 std::string tuning_gain_of(const std::string& id, const db::Outcomes& o, const std::vector<db::Measurement>& ms,
                            const Family& fam, const svg::Axes& axes) {
-  std::map<int64_t, std::vector<db::Measurement>> by_run;
-  for (const auto& m : ms) by_run[m.run_id].push_back(m);
-  std::map<int64_t, db::TuningGain> gains;
-  std::string out;
-  for (const auto& [run, rows] : by_run) {
-    const auto g = db::tuning_gain(rows);
-    gains[run] = g;
-    out += g.best_single
-               ? fmt::format("<p>Run {}: the single config best on average over its {} keys is <code>{}</code>; the "
-                             "per-key winners are {:.3f}x faster (geometric mean), {:.3f}x at most ({}).</p>\n",
-                             run, g.keys, escape(g.best_single->pretty(fam.config_fields())), g.gain_geomean,
-                             g.gain_max, escape(g.worst_key.pretty(fam.key_fields())))
-               : fmt::format("<p>Run {}: no config was timed ok on every one of its {} keys, so there is "
-                             "no single config to compare the winners with.</p>\n",
-                             run, g.keys);
-  }
+  const auto ranking = fam.ranking_fields();
+  const std::string field = ranking.empty() ? std::string() : ranking.front();
+  const FieldSpec* spec = nullptr;
+  for (const auto& f : fam.key_fields())
+    if (f.name == field) spec = &f;
+  // (run, value of the field) -> its rows; the single config of each.
+  using Group = std::pair<int64_t, int64_t>;
+  auto group_of = [&](const Params& key, int64_t run) { return Group{run, spec ? key.find(field).value_or(0) : 0}; };
+  std::map<Group, std::vector<db::Measurement>> rows;
+  for (const auto& m : ms) rows[group_of(m.key, m.run_id)].push_back(m);
+  std::map<Group, SingleConfig> singles;
+  for (const auto& [group, members] : rows) singles[group] = single_config(members);
+  std::map<Group, std::vector<double>> gains;  // per group, the gains of the keys where it was timed
   std::vector<svg::Cell> cells;
   for (const auto& [key, outcome] : o.keys) {
     if (!outcome.winner) continue;
-    const auto& g = gains[outcome.winner->run.id];
-    if (!g.best_single) continue;
-    const auto t = o.ok_times.find({key, *g.best_single});
-    if (t == o.ok_times.end()) continue;
-    const double gain = t->second / outcome.winner->m.median_us;
+    const auto group = group_of(key, outcome.winner->run.id);
+    const auto& single = singles[group];
+    if (single.config.empty()) continue;
     svg::Cell c;
     c.key = key;
-    // log2 of the gain: no gain at one end of the scale, a factor of two or more at the other.
-    c.fill = svg::sequential(std::log2(gain));
-    c.line1 = fmt::format("{:.2f}x", gain);
     c.line2 = path_of(outcome.winner->m.config, fam);
-    c.tooltip = fmt::format("{}\nthe single config takes {:.2f} µs, the winner {:.2f} µs: {:.3f}x\nwinner: {}",
-                            key.pretty(fam.key_fields()), t->second, outcome.winner->m.median_us, gain,
-                            outcome.winner->m.config.pretty(fam.config_fields()));
+    const auto t = o.ok_times.find({key, single.config});
+    if (t == o.ok_times.end()) {
+      c.fill = "#eeeeee";
+      c.line1 = "n/a";
+      c.tooltip = fmt::format("{}\n{} was not timed in full on this key (a dump leaves out the candidates "
+                              "screening set aside, slower than 1.25x the key's best when measured)",
+                              key.pretty(fam.key_fields()), single.config.pretty(fam.config_fields()));
+    } else {
+      const double gain = t->second / outcome.winner->m.median_us;
+      gains[group].push_back(gain);
+      // log2 of the gain: no gain at one end of the scale, a factor of two or more at the other.
+      c.fill = svg::sequential(std::log2(gain));
+      c.line1 = fmt::format("{:.2f}x", gain);
+      c.tooltip = fmt::format("{}\n{} takes {:.2f} µs, the winner {:.2f} µs: {:.3f}x\nwinner: {}",
+                              key.pretty(fam.key_fields()), single.config.pretty(fam.config_fields()), t->second,
+                              outcome.winner->m.median_us, gain, outcome.winner->m.config.pretty(fam.config_fields()));
+    }
     cells.push_back(std::move(c));
   }
+  std::string out = "<table><tr><th>run</th><th>keys with</th><th>single config</th><th>timed on</th><th>winners' "
+                    "gain, geometric mean</th><th>largest</th></tr>\n";
+  for (const auto& [group, single] : singles) {
+    const auto& g = gains[group];
+    double log_sum = 0, largest = 0;
+    for (double x : g) log_sum += std::log(x), largest = std::max(largest, x);
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td><code>{}</code>{}</td><td>{} of {} keys</td><td>{}</td><td>{}</td></tr>\n",
+        group.first, spec ? escape(field + "=" + spec->format(group.second)) : "all",
+        escape(single.config.pretty(fam.config_fields())),
+        single.on_every_key ? "" : " (timed on the most keys; none on all)", g.size(), single.keys,
+        g.empty() ? "-" : fmt::format("{:.3f}x", std::exp(log_sum / static_cast<double>(g.size()))),
+        g.empty() ? "-" : fmt::format("{:.3f}x", largest));
+  }
+  out += "</table>\n";
   if (cells.empty()) return out;
   return out + svg::legend("single config's time over the winner's", svg::sequential, "1x", "1.41x", "2x or more") +
          svg::heatmap(id, fam.key_fields(), axes, cells);
@@ -219,7 +278,11 @@ std::string family_sections(int n, const db::Outcomes& o, const std::vector<db::
   out += "<h3>Roofline of the winners</h3>\n<p>Arithmetic intensity against achieved rate, with the copy-bandwidth "
          "and matrix-core roofs measured in the newest run; one colour per code path.</p>\n";
   out += roofline_of(o, fam);
-  out += "<h3>Tuning gain per key</h3>\n";
+  out += "<h3>Tuning gain per key</h3>\n<p>Per key, the time of one fixed config over the winner's: what tuning "
+         "buys over shipping a single kernel (<code>ktune query --gain</code>). One config per run and per value "
+         "of " +
+         escape(fam.ranking_fields().empty() ? std::string("-") : fam.ranking_fields().front()) +
+         ", the field that decides most which config wins.</p>\n";
   out += tuning_gain_of("gain-" + slug, o, ms, fam, axes);
   out += "<h3>Where the sweep's time went</h3>\n" + time_spent(o, ms, fam);
   return out + "</section>\n";
