@@ -79,7 +79,7 @@ std::string key_space(const std::string& id, const db::Outcomes& o, const Family
     if (outcome.winner) {
       const auto& m = outcome.winner->m;
       const auto frac = db::fraction_of_binding_roof(m);
-      c.fill = frac ? svg::sequential(*frac) : "#cccccc";
+      c.fill = frac ? svg::sequential(*frac) : "rgb(204,204,204)";
       c.line1 = short_us(m.median_us);
       c.line2 = path_of(m.config, fam);
       c.tooltip = fmt::format(
@@ -90,7 +90,7 @@ std::string key_space(const std::string& id, const db::Outcomes& o, const Family
     } else {
       const auto& g = *outcome.gap;
       c.gap = true;
-      c.fill = "#dddddd";
+      c.fill = "rgb(221,221,221)";
       c.line1 = "gap";
       c.line2 = std::string(to_string(g.reason));
       c.tooltip = fmt::format("{}\ngap: {}{}{}\nsource: {}", name, to_string(g.reason), g.detail.empty() ? "" : ": ",
@@ -187,7 +187,7 @@ std::string tuning_gain_of(const std::string& id, const db::Outcomes& o, const s
     c.line2 = path_of(outcome.winner->m.config, fam);
     const auto t = o.ok_times.find({key, single.config});
     if (t == o.ok_times.end()) {
-      c.fill = "#eeeeee";
+      c.fill = "rgb(238,238,238)";
       c.line1 = "n/a";
       c.tooltip = fmt::format("{}\n{} was not timed in full on this key (a dump leaves out the candidates "
                               "screening set aside, slower than 1.25x the key's best when measured)",
@@ -307,7 +307,7 @@ std::string diff_section(const db::Diff& d, const Family& fam, const std::string
                               k.b->winner->m.config.pretty(fam.config_fields()));
     } else {
       c.gap = true;
-      c.fill = "#dddddd";
+      c.fill = "rgb(221,221,221)";
       c.line1 = "-";
       c.line2 = std::string(to_string(k.verdict));
       c.tooltip = fmt::format("{}\n{}", name, to_string(k.verdict));
@@ -340,19 +340,19 @@ std::string diff_section(const db::Diff& d, const Family& fam, const std::string
 
 std::string page(const std::string& title, const std::string& intro, const std::string& body) {
   static constexpr const char* style = R"(
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1360px; padding: 0 1em; color: #222; }
-h2 { border-bottom: 1px solid #999; margin-top: 2em; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1360px; padding: 0 1em; color: rgb(34,34,34); }
+h2 { border-bottom: 1px solid rgb(153,153,153); margin-top: 2em; }
 table { border-collapse: collapse; font-size: 12px; }
-td, th { border: 1px solid #bbb; padding: 2px 6px; text-align: left; }
+td, th { border: 1px solid rgb(187,187,187); padding: 2px 6px; text-align: left; }
 code { font-size: 12px; }
 .heatmap { display: flex; flex-wrap: wrap; gap: 8px 14px; }
 svg text { font-size: 9px; }
 svg .ptitle { font-size: 10px; font-weight: 600; }
-svg .axis { font-size: 10px; fill: #333; }
+svg .axis { font-size: 10px; fill: rgb(51,51,51); }
 .cell text { text-anchor: middle; font-size: 8.5px; }
-.frame { fill: none; stroke: #888; }
-.grid { stroke: #ddd; }
-.roof { stroke: #c00; stroke-width: 2; }
+.frame { fill: none; stroke: rgb(136,136,136); }
+.grid { stroke: rgb(221,221,221); }
+.roof { stroke: rgb(204,0,0); stroke-width: 2; }
 .point { opacity: 0.75; }
 @media print {
   body { font-size: 10pt; max-width: none; margin: 0; }
@@ -366,7 +366,7 @@ svg .axis { font-size: 10px; fill: #333; }
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n<style>{1}</style>\n"
       "</head>\n<body>\n<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs><pattern "
       "id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect "
-      "width=\"6\" height=\"6\" fill=\"#eee\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#999\" "
+      "width=\"6\" height=\"6\" fill=\"rgb(238,238,238)\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"rgb(153,153,153)\" "
       "stroke-width=\"3\"/></pattern></defs></svg>\n<h1>{0}</h1>\n{2}{3}</body>\n</html>\n",
       escape(title), style, intro, body);
 }

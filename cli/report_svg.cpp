@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -15,9 +16,11 @@ struct Rgb {
   double r, g, b;
 };
 
-std::string hex(const Rgb& c) {
+// CSS's rgb() form rather than "#rrggbb": a generated page then holds no '#' before digits, which
+// the stamp lint would read as an issue number.
+std::string css(const Rgb& c) {
   auto byte = [](double v) { return static_cast<int>(std::lround(std::clamp(v, 0.0, 255.0))); };
-  return fmt::format("#{:02x}{:02x}{:02x}", byte(c.r), byte(c.g), byte(c.b));
+  return fmt::format("rgb({},{},{})", byte(c.r), byte(c.g), byte(c.b));
 }
 
 template <size_t N>
@@ -28,7 +31,7 @@ std::string interpolate(const std::array<Rgb, N>& stops, double t) {
   const double f = t - static_cast<double>(i);
   const Rgb& a = stops[i];
   const Rgb& b = stops[i + 1];
-  return hex({a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f});
+  return css({a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f});
 }
 
 constexpr int kCellW = 46, kCellH = 26, kLeft = 34, kTop = 34;
@@ -82,16 +85,21 @@ std::string diverging(double t) {
 }
 
 std::string category(size_t i) {
-  static constexpr std::array<const char*, 8> colours{"#1b9e77", "#d95f02", "#7570b3", "#e7298a",
-                                                      "#66a61e", "#e6ab02", "#a6761d", "#666666"};
-  return colours[i % colours.size()];
+  static constexpr std::array<Rgb, 8> colours{{{27, 158, 119},
+                                               {217, 95, 2},
+                                               {117, 112, 179},
+                                               {231, 41, 138},
+                                               {102, 166, 30},
+                                               {230, 171, 2},
+                                               {166, 118, 29},
+                                               {102, 102, 102}}};
+  return css(colours[i % colours.size()]);
 }
 
 std::string text_on(const std::string& fill) {
-  if (fill.size() != 7 || fill[0] != '#') return "#000";
-  const auto channel = [&](size_t at) { return std::stoi(fill.substr(at, 2), nullptr, 16); };
-  const double luma = 0.299 * channel(1) + 0.587 * channel(3) + 0.114 * channel(5);
-  return luma < 140 ? "#fff" : "#000";
+  int r = 0, g = 0, b = 0;
+  if (std::sscanf(fill.c_str(), "rgb(%d,%d,%d)", &r, &g, &b) != 3) return "black";
+  return 0.299 * r + 0.587 * g + 0.114 * b < 140 ? "white" : "black";
 }
 
 Axes axes_of(const std::vector<FieldSpec>& fields, const std::vector<Params>& keys) {

@@ -14,13 +14,13 @@ namespace ktune::cli::svg {
 // Text safe inside HTML and SVG elements and attribute values.
 std::string escape(std::string_view text);
 
-// "#rrggbb" of `t` in [0, 1] on a sequential scale (dark blue, teal, green, yellow); clamped.
+// "rgb(r,g,b)" of `t` in [0, 1] on a sequential scale (dark blue, teal, green, yellow); clamped.
 std::string sequential(double t);
-// "#rrggbb" of `t` in [-1, 1] on a diverging scale (blue, white, red); clamped.
+// "rgb(r,g,b)" of `t` in [-1, 1] on a diverging scale (blue, white, red); clamped.
 std::string diverging(double t);
 // A fixed categorical colour for the i-th category.
 std::string category(size_t i);
-// Black or white, whichever reads better on `fill` ("#rrggbb").
+// "black" or "white", whichever reads better on `fill` ("rgb(r,g,b)").
 std::string text_on(const std::string& fill);
 
 // One key's cell: its fill, two short lines of text and the tooltip.
