@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that a results directory (default: results/) holds only what users consume: per device
 # folder the tuning results of each kernel family (<family>.sql, _README.md, _winners.txt,
-# _gaps.txt, _dispatch.hpp; the same in <device>/<space>/; a sweep's checkpoint
+# _gaps.txt, _dispatch.hpp; the same in <device>/<space>/, with the report and diffs of
+# scripts/report_results.sh (<family>_report.html, <family>_diff_<what>.txt); a sweep's checkpoint
 # <device>/<space>-in-progress/<family>.sql.xz), the current benchmark tables (mla_decode_targets.md
 # and .jsonl, mla_decode_vs_flashmla.md, matrix_roofs.md, select_bench.json, runtime_bench.json) and results/README.md.
 # Experiment history (A/B tables, probes, patches, profiles) belongs in experiments/. Prints each
@@ -17,7 +18,8 @@ device='[a-z0-9][a-z0-9-]*'
 space='[a-z0-9_]+'
 result="$fam(\.sql|_README\.md|_winners\.txt|_gaps\.txt|_dispatch\.hpp)"
 table='(mla_decode_targets\.md|mla_decode_vs_flashmla\.md|mla_decode_targets\.jsonl|matrix_roofs\.md|select_bench\.json|runtime_bench\.json)'
-allowed="^(README\.md|$device/$result|$device/$table|$device/$space/$result|$device/$space-in-progress/$fam\.sql\.xz)$"
+seen="$fam(_report\.html|_diff_[a-z0-9_-]+\.txt)"
+allowed="^(README\.md|$device/$result|$device/$table|$device/$space/$result|$device/$space/$seen|$device/$space-in-progress/$fam\.sql\.xz)$"
 bad=0
 while IFS= read -r -d '' file; do
   rel=${file#"$root"/}

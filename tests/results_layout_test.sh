@@ -14,7 +14,8 @@ cp -r "$here/results" "$tmp/results"
 
 for planted in nvidia-h200/mla_decode_cluster_merge.patch nvidia-h200/mla_decode_two_ctas_ab.md \
                nvidia-h200/profiles/mla_decode_ncu.txt nvidia-h200/mla_decode_old.sql \
-               nvidia-h200/default/mla_decode_ab.jsonl notes.md; do
+               nvidia-h200/default/mla_decode_ab.jsonl nvidia-h200/mla_decode_report.html \
+               nvidia-h200/default/mla_decode_diff_old.md notes.md; do
   mkdir -p "$(dirname "$tmp/results/$planted")"
   touch "$tmp/results/$planted"
   out=$("$check" "$tmp/results") && fail "planted $planted, but the check passed"
