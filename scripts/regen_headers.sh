@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds each committed results database from its SQL dump, regenerates the dispatch header
 # and checks it against the committed one: the committed header must be exactly what codegen
-# makes of the committed results. results/<device>/ holds the smoke sweeps (the runtime packages
-# those of the devices KTUNE_RUNTIME_RESULTS names); results/<device>/<space>/ the sweeps of other
-# spaces.
+# makes of the committed results. results/<device>/ holds the smoke sweeps, results/<device>/<space>/
+# the sweeps of other spaces (the runtime packages the default sweeps of the devices
+# KTUNE_RUNTIME_RESULTS names, or their smoke sweeps where a family has no default one).
 # A stale dump (swept with other templates than the current ones) is reported and its header is
 # not compared: the header carries launch sizes from the templates' geometry, so codegen of the
 # current templates need not reproduce what codegen of the swept ones made. (The runtime refuses

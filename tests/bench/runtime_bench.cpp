@@ -25,11 +25,12 @@ using namespace ktune;
 using namespace ktune::runtime;
 
 constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};
-constexpr ktune_mla_decode_key kCovered{12, 3, 1, 0, 32};
+constexpr ktune_mla_decode_key kCovered{20, 5, 1, 0, 32};          // untuned in the default table: 24 x 8 covers it
+constexpr ktune_mla_decode_key kOverrideCovered{12, 3, 1, 0, 32};  // the override's 16 x 4 covers it
 constexpr ktune_qk_rope_cache_key kRopeExact{16, 1, 0, 0, 1, 64};
 constexpr ktune_qk_rope_cache_key kRopeCovered{12, 1, 0, 0, 1, 64};
 
-// KTUNE_DB for the benchmarks: the keys of the committed smoke table, each with the compiled
+// KTUNE_DB for the benchmarks: 16 and 128 heads, blocks of 1, 2 and 4, each with the compiled
 // table's (packaged) config of its key.
 struct OverrideDb {
   package_test::MlaDb m;
@@ -104,7 +105,7 @@ void BM_select_override(benchmark::State& state, ktune_mla_decode_key key, ktune
   }
 }
 BENCHMARK_CAPTURE(BM_select_override, exact, kExact, KTUNE_OK);
-BENCHMARK_CAPTURE(BM_select_override, covering, kCovered, KTUNE_OK_FALLBACK);
+BENCHMARK_CAPTURE(BM_select_override, covering, kOverrideCovered, KTUNE_OK_FALLBACK);
 
 // A launch with no workspace (short context: no split).
 ktune_mla_decode_args short_launch() { return test::launch_args(kExact, 64); }

@@ -29,7 +29,7 @@ using test::FakeApi;
 using test::launch_args;
 using namespace package_test;
 
-constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};  // tuned in every committed smoke sweep
+constexpr ktune_mla_decode_key kExact{16, 1, 1, 0, 32};  // tuned in every committed sweep
 
 using test::compiled;
 using test::compiled_config;
@@ -123,15 +123,17 @@ TEST(RuntimeEngine, PackagedKernelsTakeTheRuntimesArguments) {
 TEST(RuntimeEngine, CoveringKeyLaunchesAsFallbackAndNamesTheRow) {
   FakeApi* api = nullptr;
   auto engine = fake_engine(api);
-  auto args = launch_args({12, 3, 1, 0, 32}, 64);  // untuned heads / block_len: covered by 16 x 4
+  auto args = launch_args({20, 5, 1, 0, 32}, 64);  // untuned heads / block_len: covered by 24 x 8
   ktune_result r{};
   ASSERT_EQ(engine->mla_decode(args, r), KTUNE_OK_FALLBACK) << r.message;
   EXPECT_THAT(r.message, HasSubstr("smallest larger"));
   ASSERT_TRUE(r.has_fallback_key);
-  EXPECT_EQ(r.fallback_key.mla_decode.heads, 16);
-  EXPECT_EQ(r.fallback_key.mla_decode.block_len, 4);
+  EXPECT_EQ(r.fallback_key.mla_decode.heads, 24);
+  EXPECT_EQ(r.fallback_key.mla_decode.block_len, 8);
   ASSERT_EQ(api->launches.size(), 1u);
-  EXPECT_EQ(api->launches[0].launch.grid[0], 1u);  // 36 rows in one tile of the covering kernel's 64
+  // The call's 100 rows, not the covering key's 192, in tiles of the covering kernel's rows.
+  const int64_t rows = compiled_config({24, 8, 1, 0, 32}, 0).at("rows");
+  EXPECT_EQ(api->launches[0].launch.grid[0], static_cast<unsigned>((100 + rows - 1) / rows));
 }
 
 TEST(RuntimeEngine, StatusesInsteadOfAborts) {
@@ -155,9 +157,8 @@ TEST(RuntimeEngine, StatusesInsteadOfAborts) {
   EXPECT_THAT(r.message, HasSubstr("no current device"));
   api->set_device(reinterpret_cast<const void*>(1));
 
-  // Untuned and out-of-range keys, null pointers, inconsistent lengths: nothing launched.
-  EXPECT_EQ(engine->mla_decode(launch_args({16, 1, 1, 2, 32}), r), KTUNE_UNSUPPORTED);  // fp8_e4m3fnuz
-  EXPECT_THAT(r.message, HasSubstr("not tuned"));
+  // Out-of-range keys (the default table serves every key in range), null pointers, inconsistent
+  // lengths: nothing launched.
   EXPECT_EQ(engine->mla_decode(launch_args({129, 1, 1, 0, 32}), r), KTUNE_UNSUPPORTED);
   EXPECT_THAT(r.message, HasSubstr("heads is out of range"));
   EXPECT_EQ(engine->mla_decode(launch_args({16, 1, 1, 0, 32}, 0), r), KTUNE_INVALID_ARGUMENT);
@@ -209,7 +210,7 @@ TEST(RuntimeEngine, ConcurrentFirstLaunchesLoadEachCodeObjectOncePerDevice) {
   for (size_t i = 0; i < tuned.size() && !same_b; ++i)
     for (size_t j = i + 1; j < tuned.size() && !same_b; ++j)
       if (object_of(tuned[i]) == object_of(tuned[j])) same_a = tuned[i], same_b = tuned[j];
-  ASSERT_TRUE(same_b) << "no two smoke keys of the compiled table share a code object";
+  ASSERT_TRUE(same_b) << "no two keys of the compiled table share a code object";
   for (const auto& k : tuned)
     if (object_of(k) != object_of(*same_a)) other = k;
   ASSERT_TRUE(other);

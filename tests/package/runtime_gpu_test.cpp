@@ -157,7 +157,10 @@ TEST_F(RuntimeGpu, ComputesMlaDecodeLikeTheReference) {
       {{16, 1, true, num::KvDtype::bf16, 32}, {1013, 64, 32, true}, ktune::Status::ok},        // splits
       {{16, 2, false, num::KvDtype::fp8_e4m3fn, 32}, {77, 16, 3, true}, ktune::Status::ok},    // bucket, fp8
       {{128, 4, true, num::KvDtype::bf16, 32}, {200, 1536, 2, false}, ktune::Status::ok},      // rows=64 kernel
-      {{12, 3, true, num::KvDtype::bf16, 32}, {300, 1, 4, true}, ktune::Status::ok_fallback},  // covered
+      {{20, 5, true, num::KvDtype::bf16, 32}, {300, 1, 4, true}, ktune::Status::ok_fallback},  // covered
+      // Keys only the default sweep tuned (the smoke tables answered unsupported).
+      {{16, 8, true, num::KvDtype::bf16, 8}, {1024, 64, 8, true}, ktune::Status::ok},
+      {{128, 16, true, num::KvDtype::fp8_e4m3fn, 8}, {300, 64, 2, true}, ktune::Status::ok},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(fmt::format("heads={} block_len={} causal={} kv_dtype={}", c.key.heads, c.key.block_len, c.key.causal,
@@ -168,8 +171,9 @@ TEST_F(RuntimeGpu, ComputesMlaDecodeLikeTheReference) {
   }
 }
 
-TEST_F(RuntimeGpu, UntunedKeyIsAStatusAndLaunchesNothing) {
-  const auto out = run_through_runtime({16, 1, true, num::KvDtype::fp8_e4m3fnuz, 2}, {64, 16, 2, false});
+// The default table serves every key in range: one out of range is the status that launches nothing.
+TEST_F(RuntimeGpu, OutOfRangeKeyIsAStatusAndLaunchesNothing) {
+  const auto out = run_through_runtime({129, 1, true, num::KvDtype::bf16, 2}, {64, 16, 2, false});
   EXPECT_EQ(out.result.status, ktune::Status::unsupported) << out.result.message;
 }
 

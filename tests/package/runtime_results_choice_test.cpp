@@ -1,8 +1,9 @@
-// Which committed results ktune_runtime packages (KTUNE_RUNTIME_RESULTS in
-// dispatch/runtime/CMakeLists.txt): the smoke sweeps of the device folders it names, one device per
-// arch, since the runtime's tables are keyed by arch and devices of one arch tune differently. A
-// choice the build cannot serve stops the configure with what to do instead; these configure the
-// project into a temporary tree and stop there.
+// Which committed results ktune_runtime packages (KTUNE_RUNTIME_RESULTS and KTUNE_RUNTIME_SPACE in
+// dispatch/runtime/CMakeLists.txt): per family the sweep of the space (default: `default`) where the
+// device folder has one, else its smoke sweep, of the device folders it names, one device per arch,
+// since the runtime's tables are keyed by arch and devices of one arch tune differently. A choice
+// the build cannot serve stops the configure with what to do instead; these configure the project
+// into a temporary tree and stop there.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@ namespace ktune::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace package_test;
 
 const std::string kResults = std::string(KTUNE_SOURCE_DIR) + "/results";
@@ -41,11 +43,20 @@ std::vector<std::string> sm90a_devices() {
   return devices;
 }
 
+// The dump a device folder's `family` is packaged from for `space`: its sweep of that space where
+// there is one, else its smoke sweep.
+std::string packaged_dump(const std::string& device, const std::string& family, const std::string& space = "default") {
+  const auto spaced = fmt::format("results/{}/{}/{}.sql", device, space, family);
+  if (space != "smoke" && std::filesystem::exists(std::string(KTUNE_SOURCE_DIR) + "/" + spaced)) return spaced;
+  return fmt::format("results/{}/{}.sql", device, family);
+}
+
 // The configure's status and output, with CMake's line wrapping of messages undone.
-ShellResult configure_with(const std::string& results, TempDir& dir) {
+ShellResult configure_with(const std::string& results, TempDir& dir, const std::string& space = "default") {
   auto result = shell(fmt::format("'{}' -S '{}' -B '{}' -G Ninja -DCMAKE_CXX_COMPILER='{}' -DKTUNE_BUILD_RUNTIME=ON "
-                                  "-DKTUNE_BUILD_TESTS=OFF -DKTUNE_BUILD_BENCHMARKS=OFF '-DKTUNE_RUNTIME_RESULTS={}'",
-                                  KTUNE_CMAKE, KTUNE_SOURCE_DIR, dir.file("build"), KTUNE_CXX, results),
+                                  "-DKTUNE_BUILD_TESTS=OFF -DKTUNE_BUILD_BENCHMARKS=OFF '-DKTUNE_RUNTIME_RESULTS={}' "
+                                  "'-DKTUNE_RUNTIME_SPACE={}'",
+                                  KTUNE_CMAKE, KTUNE_SOURCE_DIR, dir.file("build"), KTUNE_CXX, results, space),
                       dir.file("log"));
   std::string unwrapped;
   for (const char c : result.output) {
@@ -71,12 +82,12 @@ TEST_F(RuntimeResults, TwoDevicesOfOneArchAreRefusedNamingBoth) {
   EXPECT_NE(configured.status, 0);
   EXPECT_THAT(configured.output, HasSubstr("both have"));
   EXPECT_THAT(configured.output, HasSubstr("mla_decode for sm_90a"));
-  EXPECT_THAT(configured.output, HasSubstr("results/" + devices[0] + "/mla_decode.sql"));
-  EXPECT_THAT(configured.output, HasSubstr("results/" + devices[1] + "/mla_decode.sql"));
+  EXPECT_THAT(configured.output, HasSubstr(packaged_dump(devices[0], "mla_decode")));
+  EXPECT_THAT(configured.output, HasSubstr(packaged_dump(devices[1], "mla_decode")));
   EXPECT_THAT(configured.output, HasSubstr("KTUNE_RUNTIME_RESULTS"));
 }
 
-TEST_F(RuntimeResults, AFolderWithoutSmokeSweepsIsRefusedListingThoseWithThem) {
+TEST_F(RuntimeResults, AFolderWithoutSweepsIsRefusedListingThoseWithThem) {
   const auto configured = configure_with("amd-instinct-mi300x", dir_);
   EXPECT_NE(configured.status, 0);
   EXPECT_THAT(configured.output, HasSubstr("names 'amd-instinct-mi300x', but results/amd-instinct-mi300x/ holds no"));
@@ -103,10 +114,30 @@ TEST_F(RuntimeResults, EachDevicePackagesItsOwnSweeps) {
     // Named twice, it is packaged once.
     const auto configured = configure_with(device + ";" + device, dir);
     EXPECT_EQ(configured.status, 0) << device << ":\n" << configured.output;
-    for (const std::string family : {"mla_decode", "qk_rope_cache"})
-      EXPECT_THAT(configured.output,
-                  HasSubstr(fmt::format("packages {}-sm_90a from results/{}/{}.sql", family, device, family)));
+    for (const std::string family : {"mla_decode", "qk_rope_cache"}) {
+      const auto dump = packaged_dump(device, family);
+      EXPECT_THAT(configured.output, HasSubstr(fmt::format("packages {}-sm_90a from {}", family, dump)));
+      // A family without a default sweep is packaged from its smoke sweep, and the configure says so.
+      if (!dump.ends_with("/default/" + family + ".sql"))
+        EXPECT_THAT(configured.output,
+                    HasSubstr(fmt::format("results/{}/ has no default sweep of {}", device, family)));
+    }
   }
+}
+
+// The default space is what the build ships; -DKTUNE_RUNTIME_SPACE=smoke ships the smoke sweeps, and
+// what is no space name is refused.
+TEST_F(RuntimeResults, TheSpaceChoosesWhichSweepIsPackaged) {
+  ASSERT_THAT(packaged_dump("nvidia-h200", "mla_decode"), ::testing::EndsWith("/default/mla_decode.sql"))
+      << "the reference device should have a committed default sweep of mla_decode";
+  const auto smoke = configure_with("nvidia-h200", dir_, "smoke");
+  EXPECT_EQ(smoke.status, 0) << smoke.output;
+  EXPECT_THAT(smoke.output, HasSubstr("packages mla_decode-sm_90a from results/nvidia-h200/mla_decode.sql"));
+  EXPECT_THAT(smoke.output, Not(HasSubstr("has no smoke sweep")));
+  TempDir dir;
+  const auto bad = configure_with("nvidia-h200", dir, "../default");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_THAT(bad.output, HasSubstr("KTUNE_RUNTIME_SPACE is '../default', which is no space name"));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // A GPU API that records instead of launching, so that the runtime's selection, launch geometry,
-// statuses and code-object cache are tested on the CPU with the compiled-in packages (the smoke
-// sweeps of the device KTUNE_RUNTIME_RESULTS names, by default the H200's, packaged at build time).
+// statuses and code-object cache are tested on the CPU with the compiled-in packages (the sweeps of
+// the device KTUNE_RUNTIME_RESULTS names, by default the H200's: its default sweep of mla_decode and
+// smoke sweep of qk_rope_cache, packaged at build time).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
