@@ -45,8 +45,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   // numbering of virtual registers: experiments/2026-12-07-mla-decode-variant-split), while
   // included the compiler sees the tokens of one function body. The fp8 decoding producer is the
   // exception, a function of the same machine code (experiments/2026-12-07-mla-decode-phase-headers).
-  // A phase reads the names that those before it declare; the variant (VARIANT, PRODUCER:
-  // setup.hpp) picks the branches between them.
+  // A phase reads the names that those before it declare, and is included once (the render
+  // inlines each file once); the variant (VARIANT, PRODUCER: setup.hpp) picks the branches
+  // between them.
 #include "mla_decode/mma/setup.hpp"
 #include "mla_decode/mma/slot_copies.hpp"
 
