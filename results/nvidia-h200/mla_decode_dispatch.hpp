@@ -4,7 +4,7 @@
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 24 kernel(s), 0 gap(s)
      run 1, started 2026-12-07T13:01:46Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 8d646d357fda1824, ktune 0.1.0, host 'vm'
+       template hash 2c8b854f32820aef, ktune 0.1.0, host 'vm'
        command: ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.oJ6XYYJ73J/mla_decode.db --budget 40 --timeout 20
 */
 #pragma once

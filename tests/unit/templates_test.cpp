@@ -82,6 +82,24 @@ TEST_F(TemplateDir, InlinesQuotedIncludesOnceAndKeepsAngleIncludes) {
   EXPECT_THAT(out, Not(HasSubstr("#include \"")));
 }
 
+// A kernel cut into phases (mla_decode/mma/) includes a phase, from a folder of its own, at its
+// place inside the function body: the rendered source holds the body's lines in their order.
+TEST_F(TemplateDir, InlinesAPhaseAtItsPlaceInsideAFunctionBody) {
+  write("fam/phases/middle.hpp", "  int middle;\n");
+  write("fam/kernel.hip", "void kernel() {\n  int first;\n#include \"fam/phases/middle.hpp\"\n  int last;\n}\n");
+  EXPECT_EQ(render("fam/kernel.hip"), "void kernel() {\n  int first;\n  int middle;\n  int last;\n}\n");
+}
+
+// The build embeds the templates of subfolders too: the matrix-core kernel's phases render from
+// the embedded copy, which ktune and the runtime compile without a template root.
+TEST(EmbeddedTemplates, HoldTheMatrixCoreKernelsPhases) {
+  const std::string kernel = render_embedded("mla_decode/mla_decode.hip");
+  EXPECT_THAT(kernel, Not(HasSubstr("#include \"")));
+  EXPECT_THAT(kernel, HasSubstr("produce_decoded<STAGES, CODE_SLOTS>("));  // mla_decode_mma.hip's call
+  EXPECT_THAT(kernel, HasSubstr("void produce_decoded("));                 // mma/producer_decoding.hpp
+  EXPECT_THAT(kernel, HasSubstr("issue_slot = [&]"));                      // mma/slot_copies.hpp
+}
+
 // A quoted include the renderer left in the source would be read by the compiler from its working
 // directory (NVRTC looks beside the source name): in no hash and no cache key.
 TEST_F(TemplateDir, EveryQuotedIncludeIsInlinedAndOtherFormsAreRefused) {

@@ -4,7 +4,7 @@
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 1152 kernel(s), 0 gap(s)
      run 1, started 2026-12-07T09:43:17Z: device 'NVIDIA H100 80GB HBM3' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 8d646d357fda1824, ktune 0.1.0, host 'vm'
+       template hash 2c8b854f32820aef, ktune 0.1.0, host 'vm'
        command: ktune sweep --kernel mla_decode --space default --db /tmp/tmp.tvxIbdfB6r/mla_decode.db --budget 489 --timeout 30
 */
 #pragma once

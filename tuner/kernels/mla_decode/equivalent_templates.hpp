@@ -13,6 +13,8 @@ namespace ktune::mla {
 inline constexpr std::array equivalent_templates{
     // The matrix-core kernel's variant named in the shared geometry (MmaGeometry::variant).
     EquivalentTemplates{"a9fc882d3b6cef5f", "8d646d357fda1824", "experiments/2026-12-07-mla-decode-variant-split"},
+    // The matrix-core kernel cut into phase headers (templates/mla_decode/mma/).
+    EquivalentTemplates{"8d646d357fda1824", "2c8b854f32820aef", "experiments/2026-12-07-mla-decode-phase-headers"},
 };
 
 }  // namespace ktune::mla
