@@ -16,6 +16,7 @@
 #include "common/wgmma.hpp"
 #include "mla_decode/geometry.hpp"
 #include "mla_decode/kernel_common.hpp"
+#include "mla_decode/mma/mfma_native.hpp"
 
 namespace ktune {
 namespace mla_detail {
@@ -43,8 +44,9 @@ __device__ __forceinline__ void copy_row(u8* dst, const u8* src, bool valid) {
 }  // namespace mla_detail
 
 // Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA), 2 or 3 (Q K^T and P V on wgmma, sm_90a,
-// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss). STAGES: slots in the
-// ring (MmaGeometry::ring_keys).
+// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss) or 5 (MATH 1 with the
+// MFMA forms that take the cache's format, gfx942 / gfx950: mma/mfma_native.hpp; its hooks below
+// are marked "mfma_native"). STAGES: slots in the ring (MmaGeometry::ring_keys).
 // Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). The launch bounds ask for one CTA
 // per compute unit, so that ptxas may give a thread up to 255 registers: at 256 threads it would
 // otherwise cap them at 128 and spill (rows=16 keys=64 stages=5: 128 registers and 8 bytes of
@@ -62,8 +64,11 @@ __global__ void __launch_bounds__(THREADS, 1)
                    int heads, int block_len, int max_pages, int page_size, int num_splits) {
   using namespace mla_tile;
   using namespace mla_detail;
-  static_assert(MATH >= 1 && MATH <= 3, "mla_decode_mma is the matrix-core path (MATH = 1, 2 or 3)");
-  constexpr bool WGMMA = MATH >= 2;
+  static_assert((MATH >= 1 && MATH <= 3) || MATH == 5, "mla_decode_mma is the matrix-core path (MATH = 1, 2, 3 or 5)");
+  constexpr bool WGMMA = MATH == 2 || MATH == 3;
+  // mfma_native: MATH 5, the MFMA forms of the cache's own format (Path: gfx942 / gfx950 only).
+  constexpr bool NATIVE = MATH == 5;
+  typedef mfma_native::Path<KV_DTYPE> Native;
   constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA, MATH == 3};
   // The variant that MATH, THREADS and KV_DTYPE select (MmaGeometry::variant): the flags below
   // (PV_SS, WS, SOFTMAX_WG, the producer's kind) pick its branches.
@@ -318,7 +323,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   // loop's first barrier publishes them). fp8 codes reach the matrix cores scaled by 1 / kv_unit
   // (Fp8ToF16).
   constexpr float kv_unit = FP8 ? Decode::kScale : 1.f;
-  const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
+  constexpr float k_unit = NATIVE ? 1.f : kv_unit;  // mfma_native: the fp8 MFMA reads the codes as they are
+  const float score_scale = softmax_scale * kv_scale * k_unit * kLog2e;
   if constexpr (DECODED) {
     // As the decoded tile's dims lie: each 16-byte chunk in place (the chunks came from several
     // threads' copies, all waited for above).
@@ -328,6 +334,14 @@ __global__ void __launch_bounds__(THREADS, 1)
       const u32x4 w = *chunk;
       *chunk = u32x4{bf16x2_to_f16x2(w.x), bf16x2_to_f16x2(w.y), bf16x2_to_f16x2(w.z), bf16x2_to_f16x2(w.w)};
     }
+  } else if constexpr (NATIVE && FP8) {
+    // mfma_native: the queries as two fp8 terms, each row with its scale (Native::convert_queries),
+    // whose largest magnitudes go to sReduce, unused until the tile loop.
+    u32* const row_bits = reinterpret_cast<u32*>(sReduce);
+    for (int r = tid; r < ROWS; r += MATH_THREADS) row_bits[r] = 0u;
+    async_copy::wait<STAGES - SLOTS - 1>();  // the first group
+    math_sync();
+    Native::template convert_queries<QTile, ROWS, MATH_THREADS>(sQ, row_bits, tid, math_sync);
   } else if constexpr (FP8) {
     // In steps of 32 dims, in the order the decoded keys meet them (mc::store_q16); a step's
     // chunks came from several threads' copies.
@@ -354,6 +368,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int qk_m0 = G.qk_m_tile_of(warp);  // first m-tile
   const int qk_key0 = qk_key_warp * QKB * 16;
   int row_limit[QMT][LR];
+  float qk_scale[QMT][LR];  // mfma_native, fp8: score_scale over the row's query scale
 #pragma unroll
   for (int qm = 0; qm < QMT; ++qm)
 #pragma unroll
@@ -361,6 +376,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       const int row = row0 + (qk_m0 + qm) * 16 + mc::lane_row(i);
       row_limit[qm][i] =
           row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end) : 0;
+      if constexpr (NATIVE && FP8)
+        qk_scale[qm][i] = score_scale * Native::row_unscale(reinterpret_cast<const u32*>(sReduce), row - row0);
     }
   // The O accumulators acc[mt][pb] and the rows they hold. mma.sync / MFMA: O = P V, each warp
   // all m-tiles mt and PVB blocks of 16 dims from pv_dim0; the thread's O rows are its lane rows
@@ -697,7 +714,15 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
               for (int kb = 0; kb < QKB; ++kb) {
                 const int key = qk_key0 + kb * 16;  // a block of 16 keys lies in one slot
-                if constexpr (!FP8) {
+                if constexpr (NATIVE && !FP8) {  // mfma_native, bf16: one 16x16x32 product a step
+                  const mc::QkB k = mc::load_qk_b<Tile>(key_slot(key) + g * 2, key % SLOT_KEYS, d);
+#pragma unroll
+                  for (int qm = 0; qm < QMT; ++qm) Native::mma_qk(chains[c][qm][kb], a[qm], k);
+                } else if constexpr (NATIVE) {  // mfma_native, fp8: the codes undecoded, two q terms
+                  const mc::QkB8 k = mc::load_qk_b8<Codes>(key_slot(key), key % SLOT_KEYS, g + d);
+#pragma unroll
+                  for (int qm = 0; qm < QMT; ++qm) Native::mma_qk8(chains[c][qm][kb], a[qm], k);
+                } else if constexpr (!FP8) {
                   const mc::QkB k = mc::load_qk_b<Tile>(key_slot(key) + g * 2, key % SLOT_KEYS, d);
 #pragma unroll
                   for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);
@@ -732,7 +757,9 @@ __global__ void __launch_bounds__(THREADS, 1)
           for (int e = 0; e < mc::kLaneAcc; ++e) {
             const int slot = mc::row_slot(e);
             const int key = tile_start + qk_key0 + kb * 16 + mc::acc_col(e);
-            const float x = key < row_limit[qm][slot] ? s[qm][kb].v[e] * score_scale : neg_inf();
+            const float x =
+                key < row_limit[qm][slot] ? s[qm][kb].v[e] * (NATIVE && FP8 ? qk_scale[qm][slot] : score_scale)
+                                          : neg_inf();
             s[qm][kb].v[e] = x;
             tile_max[qm][slot] = fmaxf(tile_max[qm][slot], x);
           }
@@ -820,6 +847,12 @@ __global__ void __launch_bounds__(THREADS, 1)
           },
           sP);
       if constexpr (WS) ws::arrive(empty + t % STAGES);  // its last reader done: the slot is free
+    } else if constexpr (NATIVE && !FP8) {  // mfma_native, bf16: 16x16x32 products over 32 keys
+      static_assert(SLOT_KEYS % 32 == 0, "mfma_native's bf16 P V takes 32 keys of one slot at a time");
+#pragma unroll
+      for (int kb = 0; kb < KEYS / 32; ++kb)
+        Native::template pv<MT, PVB, PRows, Tile>(acc, sP, sP_lo, key_slot(kb * 32), kb * 32, kb * 32 % SLOT_KEYS,
+                                                  live_m_tiles, pv_dim0);
     } else {
 #pragma unroll
       for (int kb = 0; kb < KEYS / 16; ++kb) {
