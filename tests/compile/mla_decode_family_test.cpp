@@ -205,6 +205,8 @@ TEST(MlaDecodeFamily, MathAndThreadsNameTheMatrixCoreVariant) {
   const num::KvDtype bf16 = num::KvDtype::bf16, fp8 = num::KvDtype::fp8_e4m3fn;
   EXPECT_EQ(variant({16, 64, 128, 2, 0, kMathMma}, bf16), MmaVariant::kMma);
   EXPECT_EQ(variant({64, 32, 384, 4, 0, kMathMma}, bf16), MmaVariant::kMma) << "threads name no variant of mma";
+  EXPECT_EQ(variant({16, 32, 256, 2, 0, kMathMfmaNative}, num::KvDtype::fp8_e4m3fnuz), MmaVariant::kMma)
+      << "mfma_native runs mma's variant with other MFMA forms";
   EXPECT_EQ(variant({64, 32, 256, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmma);
   EXPECT_EQ(variant({64, 32, 384, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmmaProducer);
   EXPECT_EQ(variant({64, 32, 512, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmmaSoftmax);
