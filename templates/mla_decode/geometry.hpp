@@ -420,5 +420,28 @@ struct TransposedGeometry {
   }
 };
 
+// math = "mfma_native" on an fp8 cache (mla_decode_mma.hip, mma/mfma_native.hpp): Q K^T on the
+// fp8 MFMA, whose A operand is fp8 too, so each query row r is scaled by a power of two s_r and
+// split into two fp8 terms of the cache's format, hi = fp8(q s_r) and lo = fp8(q s_r - hi), which
+// hold a bf16 query exactly (8 significant bits: hi takes 4, the remainder is at most half of hi's
+// step and a multiple of q's last bit, so 4 more suffice) wherever lo stays above the format's
+// smallest step. s_r takes the row's largest |q| into [64, 128): below both formats' largest
+// values (448, 240), and lo's steps reach 2^-9 (fn) or 2^-10 (fnuz), so only elements below 2^-2
+// or 2^-3 after scaling can lose bits, by at most half that step. Both functions read the row's largest
+// magnitude as bf16 bits (exponent field bits 7..14) and return fp32 bits: the scale s_r and its
+// inverse, which the kernel multiplies into the row's score scale. (Clamped so that both stay
+// normal floats: rows whose largest |q| is below 2^-120, all-zero padding rows among them, keep
+// s_r = 2^126.) The host's emulation of the path (tests/unit/mla_native_fp8_numbers_test.cpp)
+// quantizes with the same functions.
+KTUNE_GEOMETRY_FN unsigned query_exponent(unsigned bf16_abs_max) {
+  return (bf16_abs_max >> 7) < 7u ? 7u : (bf16_abs_max >> 7) > 254u ? 254u : bf16_abs_max >> 7;
+}
+KTUNE_GEOMETRY_FN unsigned query_scale_bits(unsigned bf16_abs_max) {
+  return (260u - query_exponent(bf16_abs_max)) << 23;
+}
+KTUNE_GEOMETRY_FN unsigned query_unscale_bits(unsigned bf16_abs_max) {
+  return (query_exponent(bf16_abs_max) - 6u) << 23;
+}
+
 }  // namespace mla_tile
 }  // namespace ktune

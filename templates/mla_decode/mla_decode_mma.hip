@@ -16,14 +16,16 @@
 #include "common/wgmma.hpp"
 #include "mla_decode/geometry.hpp"
 #include "mla_decode/kernel_common.hpp"
+#include "mla_decode/mma/mfma_native.hpp"
 #include "mla_decode/mma/producer_decoding.hpp"
 #include "mla_decode/mma/row_copy.hpp"
 
 namespace ktune {
 
 // Parameters as mla_decode's; MATH is 1 (mma.sync / MFMA), 2 or 3 (Q K^T and P V on wgmma, sm_90a,
-// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss). STAGES: slots in the
-// ring (MmaGeometry::ring_keys).
+// P V as O^T = V^T P^T or O = P V; see MmaGeometry::qk_wgmma and pv_ss) or 5 (MATH 1 with the
+// MFMA forms that take the cache's format, gfx942 / gfx950: mma/mfma_native.hpp; its hooks in the
+// phases are marked "mfma_native"). STAGES: slots in the ring (MmaGeometry::ring_keys).
 // Dynamic shared memory: mla_tile::MmaGeometry::shared_bytes(). The launch bounds ask for one CTA
 // per compute unit, so that ptxas may give a thread up to 255 registers: at 256 threads it would
 // otherwise cap them at 128 and spill (rows=16 keys=64 stages=5: 128 registers and 8 bytes of
@@ -112,6 +114,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     // wgmma_ss: O += P V over the same, P's two terms and V (N-major) from shared memory.
     if constexpr (VARIANT == MmaVariant::kWgmmaSs) {
 #include "mla_decode/mma/pv_wgmma_ss.hpp"
+    } else if constexpr (NATIVE && !FP8) {  // mfma_native, bf16: 16x16x32 products over 32 keys
+      static_assert(SLOT_KEYS % 32 == 0, "mfma_native's bf16 P V takes 32 keys of one slot at a time");
+#pragma unroll
+      for (int kb = 0; kb < KEYS / 32; ++kb)
+        Native::template pv<MT, PVB, PRows, Tile>(acc, sP, sP_lo, key_slot(kb * 32), kb * 32, kb * 32 % SLOT_KEYS,
+                                                  live_m_tiles, pv_dim0);
     } else if constexpr (VARIANT == MmaVariant::kMma) {
 #include "mla_decode/mma/pv_mma.hpp"
     } else {  // kWgmma, kWgmmaProducer

@@ -149,7 +149,51 @@ TEST(MlaDecodeFamily, MathSelectsTheKernelTemplate) {
   EXPECT_EQ(main_kernel_name({16, 64, 256, 2, 0, kMathWgmmaT}, num::KvDtype::fp8_e4m3fnuz, true, -1),
             "ktune::mla_decode_transposed<16, 64, 256, 2, 4, 2, 1, -1>");
   EXPECT_EQ(config_fields()[5].format(kMathWgmmaT), "wgmma_t");
-  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 5})), Error) << "math=5 is no path";
+  // mfma_native: the matrix-core kernel with the MFMA forms of the cache's format (MATH = 5).
+  EXPECT_EQ(main_kernel_name({16, 64, 256, 5, 0, kMathMfmaNative}, num::KvDtype::fp8_e4m3fnuz, true, 0),
+            "ktune::mla_decode_mma<16, 64, 256, 5, 5, 2, 1, 0>");
+  EXPECT_EQ(config_fields()[5].format(kMathMfmaNative), "mfma_native");
+  EXPECT_THROW(config_of(to_params(Config{16, 64, 128, 2, 0, 6})), Error) << "math=6 is no path";
+}
+
+// math=mfma_native runs where the target's MFMA reads the key's cache as it is: fp8_e4m3fnuz on
+// gfx942, fp8_e4m3fn and bf16 on gfx950; elsewhere it is pruned with the form it lacks, and the
+// reason says that no AMD GPU has executed it. Where it runs, it prunes as math=mma does (the same
+// kernel and geometry), but for bf16's 16-key tiles.
+TEST(MlaDecodeFamily, MfmaNativeRunsWhereTheTargetsMfmaReadsTheCache) {
+  using num::KvDtype;
+  const auto key = [](KvDtype kv) { return Key{16, 4, true, kv, 32}; };
+  const Config native{16, 64, 256, 5, 0, kMathMfmaNative};
+  for (const char* arch : {"sm_90a", "gfx90a"})
+    for (const KvDtype kv : {KvDtype::bf16, KvDtype::fp8_e4m3fn, KvDtype::fp8_e4m3fnuz})
+      EXPECT_THAT(why_not(key(kv), native, arch).value_or(""),
+                  AllOf(HasSubstr("math=mfma_native needs"), HasSubstr(std::string(arch) + " lacks"),
+                        HasSubstr("no AMD GPU has executed it")))
+          << arch << " " << static_cast<int>(kv);
+  EXPECT_THAT(why_not(key(KvDtype::fp8_e4m3fn), native, "gfx942").value_or(""),
+              HasSubstr("reads the OCP fp8_e4m3fn (gfx950)"));
+  EXPECT_THAT(why_not(key(KvDtype::bf16), native, "gfx942").value_or(""), HasSubstr("16x16x32 bf16 MFMA (gfx950)"));
+  EXPECT_THAT(why_not(key(KvDtype::fp8_e4m3fnuz), native, "gfx950").value_or(""),
+              HasSubstr("reads fp8_e4m3fnuz (gfx942)"));
+  EXPECT_THAT(why_not(key(KvDtype::bf16), {16, 16, 256, 4, 0, kMathMfmaNative}, "gfx950").value_or(""),
+              HasSubstr("keys=16: math=mfma_native's bf16 P V takes 32 keys"));
+  const std::pair<const char*, KvDtype> runs[] = {
+      {"gfx942", KvDtype::fp8_e4m3fnuz}, {"gfx950", KvDtype::fp8_e4m3fn}, {"gfx950", KvDtype::bf16}};
+  int feasible = 0;
+  for (const auto& [arch, kv] : runs)
+    for (const int rows : {16, 32, 64})
+      for (const int keys : {32, 64, 128})
+        for (const int threads : {128, 256, 512})
+          for (int stages = 1; stages <= mla_tile::kMaxRingSlots; ++stages) {
+            const Config mma{rows, keys, threads, stages, 0, kMathMma};
+            Config c = mma;
+            c.math = kMathMfmaNative;
+            const auto why = why_not(key(kv), c, arch);
+            EXPECT_EQ(why.has_value(), why_not(key(kv), mma, arch).has_value())
+                << arch << " " << static_cast<int>(kv) << " " << to_params(c).canonical() << ": " << why.value_or("");
+            feasible += !why;
+          }
+  EXPECT_GT(feasible, 0);
 }
 
 // The matrix-core kernel's variant, which host and kernel derive alike from math, threads and the
@@ -161,6 +205,8 @@ TEST(MlaDecodeFamily, MathAndThreadsNameTheMatrixCoreVariant) {
   const num::KvDtype bf16 = num::KvDtype::bf16, fp8 = num::KvDtype::fp8_e4m3fn;
   EXPECT_EQ(variant({16, 64, 128, 2, 0, kMathMma}, bf16), MmaVariant::kMma);
   EXPECT_EQ(variant({64, 32, 384, 4, 0, kMathMma}, bf16), MmaVariant::kMma) << "threads name no variant of mma";
+  EXPECT_EQ(variant({16, 32, 256, 2, 0, kMathMfmaNative}, num::KvDtype::fp8_e4m3fnuz), MmaVariant::kMma)
+      << "mfma_native runs mma's variant with other MFMA forms";
   EXPECT_EQ(variant({64, 32, 256, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmma);
   EXPECT_EQ(variant({64, 32, 384, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmmaProducer);
   EXPECT_EQ(variant({64, 32, 512, 4, 0, kMathWgmma}, bf16), MmaVariant::kWgmmaSoftmax);

@@ -3,12 +3,14 @@
 // 1536 tokens, kv_len == L, lengths that are no tile multiple and mixed lengths in one batch, each
 // with the keys unsplit and split three ways (empty splits included), each case through every math
 // path (SIMT, matrix cores, and where the device has them, wgmma and wgmma_ss for the bf16 cache,
-// wgmma_t and wgmma with its producer decoding for the fp8 ones) on the same inputs. Shapes stay small: the reference
+// wgmma_t and wgmma with its producer decoding for the fp8 ones; on gfx942 and gfx950 mfma_native for the
+// caches their MFMA reads) on the same inputs. Shapes stay small: the reference
 // on the CPU is the cost.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include "kernels/mfma_formats.hpp"
 #include "kernels/mla_decode/inputs.hpp"
 #include "mla_decode_device.hpp"
 
@@ -19,10 +21,17 @@ constexpr num::KvDtype kDtypes[] = {num::KvDtype::bf16, num::KvDtype::fp8_e4m3fn
 constexpr int kForcedSplits[] = {1, 3};
 constexpr int kMaxFailures = 10;  // per head count; the first ones say enough
 
-constexpr int kMaths[] = {kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs, kMathWgmmaT};
+constexpr int kMaths[] = {kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs, kMathWgmmaT, kMathMfmaNative};
 // Paths that must run every cache type on every device; on sm_90a wgmma runs every cache type
-// (fp8 ones at 384 and 512 threads, decoded by its producer), wgmma_ss the bf16 cache, wgmma_t the fp8 ones.
+// (fp8 ones at 384 and 512 threads, decoded by its producer), wgmma_ss the bf16 cache, wgmma_t the fp8 ones;
+// mfma_native the caches that the device's MFMA reads (gfx942: fp8_e4m3fnuz; gfx950: fp8_e4m3fn, bf16).
 bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
+  if (math == kMathMfmaNative) {
+    const MfmaFormats f = mfma_formats(arch);
+    return kv_dtype == num::KvDtype::bf16         ? f.bf16_k32
+           : kv_dtype == num::KvDtype::fp8_e4m3fn ? f.fp8_e4m3fn
+                                                  : f.fp8_e4m3fnuz;
+  }
   if (math == kMathWgmmaT) return kv_dtype != num::KvDtype::bf16 && arch == "sm_90a";
   if (math == kMathWgmma) return arch == "sm_90a";
   return !is_wgmma(math) || (kv_dtype == num::KvDtype::bf16 && arch == "sm_90a");
@@ -32,7 +41,8 @@ bool required(int math, num::KvDtype kv_dtype, std::string_view arch) {
 // 2..4 tiles, and of 5 and 9 slots for tiles of 64 and 128 keys that take 2 and 4, warps that sit
 // Q K^T out, several m-tiles; wgmma and wgmma_t with and without their producer warpgroup, wgmma
 // also with a softmax warpgroup and with a producer that decodes an fp8 cache, in rings of 2 and 3
-// tiles, wgmma_t also at 32 rows); a config that the device cannot run is left out.
+// tiles, wgmma_t also at 32 rows; mfma_native in tiles that fit gfx942's 64 KiB and gfx950's 160
+// KiB); a config that the device cannot run is left out.
 const std::vector<Config>& test_configs() {
   static const std::vector<Config> configs = {
       {16, 16, 128, 1, 0, kMathSimt},
@@ -65,6 +75,11 @@ const std::vector<Config>& test_configs() {
       {16, 64, 384, 2, 0, kMathWgmmaT},  // with a producer warpgroup (its only tiling that fits sm_90a)
       {32, 64, 256, 2, 0, kMathWgmmaT},
       {32, 64, 128, 5, 0, kMathWgmmaT},  // n32 products
+      {16, 32, 256, 2, 0, kMathMfmaNative},
+      {32, 16, 128, 2, 0, kMathMfmaNative},  // gfx942; gfx950's fp8 caches
+      {32, 32, 256, 3, 0, kMathMfmaNative},
+      {16, 64, 512, 6, 0, kMathMfmaNative},
+      {64, 32, 512, 2, 0, kMathMfmaNative},  // gfx950
   };
   return configs;
 }
@@ -76,21 +91,27 @@ std::vector<Config> runnable_configs(num::KvDtype kv_dtype, int math) {
   return out;
 }
 
-// Without a device: a config that sm_90a (which has every path) cannot run for any cache type its
-// path must run would be left out silently wherever the suite runs.
-TEST(MlaDecodeCorrectnessConfigs, EachRunsOnSm90aForACacheTypeItsPathMustRun) {
-  const TargetLimits& sm90a = target_limits("sm_90a");
-  for (const Config& c : test_configs()) {
+// Without a device: a config that no target of its path (sm_90a, which has every other path; gfx942
+// and gfx950 for mfma_native) can run for any cache type its path must run there would be left out
+// silently wherever the suite runs.
+TEST(MlaDecodeCorrectnessConfigs, EachRunsOnATargetOfItsPathForACacheTypeItMustRun) {
+  // Why `c` runs nowhere it must (empty: it runs somewhere).
+  const auto why_nowhere = [](const Config& c) {
     std::string why;
-    for (num::KvDtype dtype : kDtypes)
-      if (required(c.math, dtype, "sm_90a")) {
-        const auto unfit = mla::unrunnable(c, dtype, sm90a);
-        if (!unfit) {
-          why.clear();
-          break;
+    const std::vector<std::string_view> arches = c.math == kMathMfmaNative
+                                                     ? std::vector<std::string_view>{"gfx942", "gfx950"}
+                                                     : std::vector<std::string_view>{"sm_90a"};
+    for (const std::string_view arch : arches)
+      for (num::KvDtype dtype : kDtypes)
+        if (required(c.math, dtype, arch)) {
+          const auto unfit = mla::unrunnable(c, dtype, target_limits(arch));
+          if (!unfit) return std::string();
+          why += *unfit + "; ";
         }
-        why += *unfit + "; ";
-      }
+    return why.empty() ? std::string("its path must run no cache type on these targets") : why;
+  };
+  for (const Config& c : test_configs()) {
+    const std::string why = why_nowhere(c);
     EXPECT_TRUE(why.empty()) << fmt::format("rows={} keys={} threads={} stages={} math={}: {}", c.rows, c.keys,
                                             c.threads, c.stages, c.math, why);
   }

@@ -34,7 +34,8 @@
   // loop's first barrier publishes them). fp8 codes reach the matrix cores scaled by 1 / kv_unit
   // (Fp8ToF16).
   constexpr float kv_unit = FP8 ? Decode::kScale : 1.f;
-  const float score_scale = softmax_scale * kv_scale * kv_unit * kLog2e;
+  constexpr float k_unit = NATIVE ? 1.f : kv_unit;  // mfma_native: the fp8 MFMA reads the codes as they are
+  const float score_scale = softmax_scale * kv_scale * k_unit * kLog2e;
   if constexpr (DECODED) {
     // As the decoded tile's dims lie: each 16-byte chunk in place (the chunks came from several
     // threads' copies, all waited for above).
@@ -44,6 +45,14 @@
       const u32x4 w = *chunk;
       *chunk = u32x4{bf16x2_to_f16x2(w.x), bf16x2_to_f16x2(w.y), bf16x2_to_f16x2(w.z), bf16x2_to_f16x2(w.w)};
     }
+  } else if constexpr (NATIVE && FP8) {
+    // mfma_native: the queries as two fp8 terms, each row with its scale (Native::convert_queries),
+    // whose largest magnitudes go to sReduce, unused until the tile loop.
+    u32* const row_bits = reinterpret_cast<u32*>(sReduce);
+    for (int r = tid; r < ROWS; r += MATH_THREADS) row_bits[r] = 0u;
+    async_copy::wait<STAGES - SLOTS - 1>();  // the first group
+    math_sync();
+    Native::template convert_queries<QTile, ROWS, MATH_THREADS>(sQ, row_bits, tid, math_sync);
   } else if constexpr (FP8) {
     // In steps of 32 dims, in the order the decoded keys meet them (mc::store_q16); a step's
     // chunks came from several threads' copies.

@@ -21,7 +21,15 @@
 #pragma unroll
               for (int kb = 0; kb < QKB; ++kb) {
                 const int key = qk_key0 + kb * 16;  // a block of 16 keys lies in one slot
-                if constexpr (!FP8) {
+                if constexpr (NATIVE && !FP8) {  // mfma_native, bf16: one 16x16x32 product a step
+                  const mc::QkB k = mc::load_qk_b<Tile>(key_slot(key) + g * 2, key % SLOT_KEYS, d);
+#pragma unroll
+                  for (int qm = 0; qm < QMT; ++qm) Native::mma_qk(chains[c][qm][kb], a[qm], k);
+                } else if constexpr (NATIVE) {  // mfma_native, fp8: the codes undecoded, two q terms
+                  const mc::QkB8 k = mc::load_qk_b8<Codes>(key_slot(key), key % SLOT_KEYS, g + d);
+#pragma unroll
+                  for (int qm = 0; qm < QMT; ++qm) Native::mma_qk8(chains[c][qm][kb], a[qm], k);
+                } else if constexpr (!FP8) {
                   const mc::QkB k = mc::load_qk_b<Tile>(key_slot(key) + g * 2, key % SLOT_KEYS, d);
 #pragma unroll
                   for (int qm = 0; qm < QMT; ++qm) mc::mma_qk(chains[c][qm][kb], a[qm], k);

@@ -9,6 +9,7 @@
   const int qk_m0 = G.qk_m_tile_of(warp);  // first m-tile
   const int qk_key0 = qk_key_warp * QKB * 16;
   int row_limit[QMT][LR];
+  float qk_scale[QMT][LR];  // mfma_native, fp8: score_scale over the row's query scale
 #pragma unroll
   for (int qm = 0; qm < QMT; ++qm)
 #pragma unroll
@@ -16,6 +17,8 @@
       const int row = row0 + (qk_m0 + qm) * 16 + mc::lane_row(i);
       row_limit[qm][i] =
           row < rows_per_request ? min_of(visible_keys<CAUSAL, MASK_SHIFT>(row, kv_len, heads, block_len), k_end) : 0;
+      if constexpr (NATIVE && FP8)
+        qk_scale[qm][i] = score_scale * Native::row_unscale(reinterpret_cast<const u32*>(sReduce), row - row0);
     }
   // The O accumulators acc[mt][pb] and the rows they hold. mma.sync / MFMA: O = P V, each warp
   // all m-tiles mt and PVB blocks of 16 dims from pv_dim0; the thread's O rows are its lane rows

@@ -5,8 +5,11 @@
 // it reads the names that the phases before it declare.
   using namespace mla_tile;
   using namespace mla_detail;
-  static_assert(MATH >= 1 && MATH <= 3, "mla_decode_mma is the matrix-core path (MATH = 1, 2 or 3)");
-  constexpr bool WGMMA = MATH >= 2;
+  static_assert((MATH >= 1 && MATH <= 3) || MATH == 5, "mla_decode_mma is the matrix-core path (MATH = 1, 2, 3 or 5)");
+  constexpr bool WGMMA = MATH == 2 || MATH == 3;
+  // mfma_native: MATH 5, the MFMA forms of the cache's own format (Path: gfx942 / gfx950 only).
+  constexpr bool NATIVE = MATH == 5;
+  typedef mfma_native::Path<KV_DTYPE> Native;
   constexpr MmaGeometry G{ROWS, KEYS, THREADS, STAGES, KV_DTYPE, kWarp, WGMMA, MATH == 3};
   // The variant that MATH, THREADS and KV_DTYPE select (MmaGeometry::variant) and what its
   // producer warpgroup does (MmaGeometry::producer_kind): the kernel's branches and the flags

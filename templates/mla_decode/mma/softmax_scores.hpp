@@ -14,7 +14,9 @@
           for (int e = 0; e < mc::kLaneAcc; ++e) {
             const int slot = mc::row_slot(e);
             const int key = tile_start + qk_key0 + kb * 16 + mc::acc_col(e);
-            const float x = key < row_limit[qm][slot] ? s[qm][kb].v[e] * score_scale : neg_inf();
+            const float x =
+                key < row_limit[qm][slot] ? s[qm][kb].v[e] * (NATIVE && FP8 ? qk_scale[qm][slot] : score_scale)
+                                          : neg_inf();
             s[qm][kb].v[e] = x;
             tile_max[qm][slot] = fmaxf(tile_max[qm][slot], x);
           }

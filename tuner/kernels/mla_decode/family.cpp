@@ -8,6 +8,7 @@
 
 #include "bench/rotations.hpp"
 #include "common/seed.hpp"
+#include "kernels/mfma_formats.hpp"
 #include "kernels/mla_decode/equivalent_templates.hpp"
 #include "kernels/mla_decode/geometry.hpp"
 #include "kernels/mla_decode/inputs.hpp"
@@ -174,7 +175,32 @@ std::optional<std::string> transposed_infeasible(const Config& c, num::KvDtype k
   return shared_excess(shared_bytes(c, kv_dtype), target);
 }
 
-// The matrix-core kernel's limits, for math=mma, wgmma and wgmma_ss (named in the reasons).
+// math=mfma_native (mla_decode_mma.hip, templates/mla_decode/mma/mfma_native.hpp): math=mma with the
+// MFMA forms that take the cache's own format, so it runs only where the target has the form for
+// the key's cache. Its code is compiled for gfx942 and gfx950 here; no AMD GPU has executed it, and
+// the sweep on such a GPU decides whether it beats math=mma.
+std::optional<std::string> mfma_native_unrunnable(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
+  const MfmaFormats formats = mfma_formats(target.arch);
+  const auto lacks = [&](std::string_view what) {
+    return fmt::format("math=mfma_native needs {}, which {} lacks (the path is compiled for gfx942 and gfx950; no "
+                       "AMD GPU has executed it yet)",
+                       what, target.arch);
+  };
+  switch (kv_dtype) {
+    case num::KvDtype::bf16:
+      if (!formats.bf16_k32) return lacks("the 16x16x32 bf16 MFMA (gfx950) for a bf16 cache");
+      if (c.keys < 32) return fmt::format("keys={}: math=mfma_native's bf16 P V takes 32 keys a product", c.keys);
+      return std::nullopt;
+    case num::KvDtype::fp8_e4m3fn:
+      return formats.fp8_e4m3fn ? std::nullopt
+                                : std::optional(lacks("an fp8 MFMA that reads the OCP fp8_e4m3fn (gfx950)"));
+    case num::KvDtype::fp8_e4m3fnuz:
+      return formats.fp8_e4m3fnuz ? std::nullopt : std::optional(lacks("an fp8 MFMA that reads fp8_e4m3fnuz (gfx942)"));
+  }
+  return std::nullopt;
+}
+
+// The matrix-core kernel's limits, for math=mma, wgmma, wgmma_ss and mfma_native (named in the reasons).
 std::optional<std::string> mma_infeasible(const Config& c, num::KvDtype kv_dtype, const TargetLimits& target) {
   const std::string math = math_name(c);
   const mla_tile::MmaGeometry g = mma_geometry(c, kv_dtype, target.warp_size);
@@ -316,7 +342,10 @@ std::optional<std::string> unrunnable(const Config& c, num::KvDtype kv_dtype, co
   if (!one_of(c.keys, {16, 32, 64, 128})) return fmt::format("keys={} is not 16, 32, 64 or 128", c.keys);
   // 128-key tiles exist for the matrix-core kernel's fp8 rings (80 KiB a tile: two fit, with all
   // eight warps of a CTA in Q K^T); the SIMT kernel keeps the tiles its tests cover.
-  if (c.keys == 128 && c.math != kMathMma) return std::string("keys=128 is math=mma's (simt has 16, 32 or 64)");
+  if (c.keys == 128 && c.math != kMathMma && c.math != kMathMfmaNative)
+    return std::string("keys=128 is math=mma's and mfma_native's (simt has 16, 32 or 64)");
+  if (c.math == kMathMfmaNative)
+    if (auto why = mfma_native_unrunnable(c, kv_dtype, target)) return why;
   if (c.math == kMathWgmmaT) return transposed_infeasible(c, kv_dtype, target);
   if (is_wgmma(c.math))
     if (auto why = wgmma_unrunnable(c, kv_dtype, target)) return why;

@@ -20,7 +20,8 @@ const std::vector<FieldSpec>& key_fields() {
 const std::vector<FieldSpec>& config_fields() {
   static const std::vector<FieldSpec> fields = {
       {"rows", "query rows (head x token) per CTA: 16, 32, 64 or 128", 16, 128},
-      {"keys", "keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)", 16, 128},
+      {"keys", "keys per KV tile: 16, 32 or 64; mma and mfma_native also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)",
+       16, 128},
       {"threads", "threads per CTA: 64, 128, 256 or 512", 64, 512},
       {"stages",
        fmt::format(
@@ -35,10 +36,12 @@ const std::vector<FieldSpec>& config_fields() {
        "on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or "
        "wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 "
        "caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, "
-       "V decoded in registers; 16 rows, 64 keys)",
+       "V decoded in registers; 16 rows, 64 keys) or mfma_native (mma with the MFMA forms that take the cache's "
+       "format: fp8 codes undecoded into Q K^T on gfx942 (fp8_e4m3fnuz) and gfx950 (fp8_e4m3fn), the queries as two "
+       "fp8 terms; bf16 at 32 dims a product on gfx950; compiled only, no AMD GPU has run it)",
        0,
-       4,
-       {"simt", "mma", "wgmma", "wgmma_ss", "wgmma_t"}},
+       5,
+       {"simt", "mma", "wgmma", "wgmma_ss", "wgmma_t", "mfma_native"}},
   };
   return fields;
 }

@@ -32,7 +32,7 @@ struct Config {
   int stages = 0;   // simt: 1 load then compute, 2 prefetch the next tile; mma, wgmma(_ss): ring
                     // slots (MmaGeometry::ring_keys)
   int split = 0;    // 0: never split the keys; n: aim for n CTAs per compute unit
-  int math = 0;     // kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs or kMathWgmmaT
+  int math = 0;     // kMathSimt, kMathMma, kMathWgmma, kMathWgmmaSs, kMathWgmmaT or kMathMfmaNative
 };
 
 // Values of the math field: the kernel template each selects (mla_decode / mla_decode_mma /
@@ -40,12 +40,15 @@ struct Config {
 // warpgroup products (sm_90a only), P V as O^T = V^T P^T with V^T from registers (wgmma) or
 // O = P V from shared memory (wgmma_ss), wgmma also on the fp8 caches, which its producer
 // warpgroup decodes; wgmma_t (sm_90a, fp8 caches) is mla_decode_transposed: S^T = K Q^T and
-// O^T = V^T P^T, keys and value dims as the products' 64 rows, 16 or 32 query rows.
+// O^T = V^T P^T, keys and value dims as the products' 64 rows, 16 or 32 query rows; mfma_native
+// (gfx942: fp8_e4m3fnuz caches; gfx950: fp8_e4m3fn and bf16) is mla_decode_mma with the MFMA forms
+// that take the cache's own format (templates/mla_decode/mma/mfma_native.hpp).
 inline constexpr int kMathSimt = 0;
 inline constexpr int kMathMma = 1;
 inline constexpr int kMathWgmma = 2;
 inline constexpr int kMathWgmmaSs = 3;
 inline constexpr int kMathWgmmaT = 4;
+inline constexpr int kMathMfmaNative = 5;
 constexpr bool is_wgmma(int math) noexcept { return math == kMathWgmma || math == kMathWgmmaSs; }
 
 // A run-time shape beyond the key.
