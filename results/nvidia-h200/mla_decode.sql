@@ -989,7 +989,7 @@ CREATE TABLE runs (
   -- other than its run's.
   UNIQUE (id, family)
 );
-INSERT INTO "runs" VALUES(1,'2026-12-07T13:01:46Z','mla_decode','cuda','NVIDIA H200','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','2c8b854f32820aef','0.1.0','vm','ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.oJ6XYYJ73J/mla_decode.db --budget 40 --timeout 20',4.06031361915161278e+03,9.57661614468955576e+02,'wgmma m64n256k16 bf16');
+INSERT INTO "runs" VALUES(1,'2026-12-07T13:01:46Z','mla_decode','cuda','NVIDIA H200','sm_90a',132,'cuda driver 13.0','nvrtc 13.0','46b3b7b5070b9a89','0.1.0','vm','ktune sweep --kernel mla_decode --space smoke --db /tmp/tmp.oJ6XYYJ73J/mla_decode.db --budget 40 --timeout 20',4.06031361915161278e+03,9.57661614468955576e+02,'wgmma m64n256k16 bf16');
 CREATE INDEX runs_by_validators ON runs (family, backend, device_name, arch, template_hash);
 CREATE INDEX measurements_by_run_key ON measurements (run_id, key, config);
 CREATE INDEX measurements_by_family_key ON measurements (family, key);

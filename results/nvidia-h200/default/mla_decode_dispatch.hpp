@@ -4,7 +4,7 @@
 /* Provenance, from the database rows this table was built from:
    arch sm_90a: 1152 kernel(s), 0 gap(s)
      run 1, started 2026-12-07T13:02:37Z: device 'NVIDIA H200' (132 CUs), backend cuda, driver 'cuda driver 13.0', compiler 'nvrtc 13.0',
-       template hash 2c8b854f32820aef, ktune 0.1.0, host 'vm'
+       template hash 46b3b7b5070b9a89, ktune 0.1.0, host 'vm'
        command: ktune sweep --kernel mla_decode --space default --db /tmp/tmp.wijjMSJlOa/mla_decode.db --budget 436 --timeout 30
 */
 #pragma once
@@ -18,7 +18,7 @@ namespace ktune_dispatch::mla_decode {
 // Named by a hash of what follows: headers of other tables (one per arch, say) compiled into
 // one program keep their own definitions, where one namespace would let the linker keep
 // one select() for all. Callers name ktune_dispatch::<family>::select as if it were not here.
-inline namespace table_fc0b198f7181b175 {
+inline namespace table_c002298f8d675938 {
 
 // kv_dtype: KV cache element type
 enum class KvDtype : std::int64_t { bf16 = 0, fp8_e4m3fn = 1, fp8_e4m3fnuz = 2 };
@@ -31,8 +31,8 @@ constexpr const char* to_string(KvDtype v) noexcept {
   return "(not a label)";
 }
 
-// math: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys)
-enum class Math : std::int64_t { simt = 0, mma = 1, wgmma = 2, wgmma_ss = 3, wgmma_t = 4 };
+// math: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys) or mfma_native (mma with the MFMA forms that take the cache's format: fp8 codes undecoded into Q K^T on gfx942 (fp8_e4m3fnuz) and gfx950 (fp8_e4m3fn), the queries as two fp8 terms; bf16 at 32 dims a product on gfx950; compiled only, no AMD GPU has run it)
+enum class Math : std::int64_t { simt = 0, mma = 1, wgmma = 2, wgmma_ss = 3, wgmma_t = 4, mfma_native = 5 };
 constexpr const char* to_string(Math v) noexcept {
   switch (v) {
     case Math::simt: return "simt";
@@ -40,6 +40,7 @@ constexpr const char* to_string(Math v) noexcept {
     case Math::wgmma: return "wgmma";
     case Math::wgmma_ss: return "wgmma_ss";
     case Math::wgmma_t: return "wgmma_t";
+    case Math::mfma_native: return "mfma_native";
   }
   return "(not a label)";
 }
@@ -56,11 +57,11 @@ struct Key {
 // Tuning knobs of a kernel (compile-time parameters of its template).
 struct Config {
   std::int64_t rows;  // [16, 128]: query rows (head x token) per CTA: 16, 32, 64 or 128
-  std::int64_t keys;  // [16, 128]: keys per KV tile: 16, 32 or 64; mma also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)
+  std::int64_t keys;  // [16, 128]: keys per KV tile: 16, 32 or 64; mma and mfma_native also 128 (wgmma, wgmma_ss: 32 or 64; wgmma_t: 64)
   std::int64_t threads;  // [64, 512]: threads per CTA: 64, 128, 256 or 512
   std::int64_t stages;  // [1, 10]: simt: 1 load a KV tile, then compute, 2 prefetch the next one; mma, wgmma(_ss): slots of the ring of KV tiles (up to 10; a slot holds a tile, or 32 keys of a longer mma tile; two tiles' worth at least; wgmma_t: 2 or more whole tiles per warpgroup)
   std::int64_t split;  // [0, 8]: split-KV: 0 never; n: split keys into as many chunks as keep n CTAs per compute unit or fewer
-  Math math;  // one of simt, mma, wgmma, wgmma_ss, wgmma_t: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys)
+  Math math;  // one of simt, mma, wgmma, wgmma_ss, wgmma_t, mfma_native: math path: simt (scalar FMA), mma (matrix cores: mma.sync on NVIDIA, MFMA on AMD), wgmma (Q K^T and P V on Hopper's warpgroup products, sm_90a, P V as O^T = V^T P^T with V^T converted to fp16 in registers) or wgmma_ss (the same with P V's operands both from shared memory, P as two bf16 terms) or wgmma_t (fp8 caches, sm_90a: S^T = K Q^T and O^T = V^T P^T with the keys and value dims as the products' rows and K, V decoded in registers; 16 rows, 64 keys) or mfma_native (mma with the MFMA forms that take the cache's format: fp8 codes undecoded into Q K^T on gfx942 (fp8_e4m3fnuz) and gfx950 (fp8_e4m3fn), the queries as two fp8 terms; bf16 at 32 dims a product on gfx950; compiled only, no AMD GPU has run it)
 };
 
 // A tuned kernel: what a caller needs to launch it without ktune.
@@ -2666,5 +2667,5 @@ constexpr Selection select(std::string_view arch, const Key& key) noexcept {
                    "not tuned: no exact, batch-bucket or covering row for this key on this arch"};
 }
 
-}  // inline namespace table_fc0b198f7181b175
+}  // inline namespace table_c002298f8d675938
 }  // namespace ktune_dispatch::mla_decode

@@ -15,6 +15,8 @@ inline constexpr std::array equivalent_templates{
     EquivalentTemplates{"a9fc882d3b6cef5f", "8d646d357fda1824", "experiments/2026-12-07-mla-decode-variant-split"},
     // The matrix-core kernel cut into phase headers (templates/mla_decode/mma/).
     EquivalentTemplates{"8d646d357fda1824", "2c8b854f32820aef", "experiments/2026-12-07-mla-decode-phase-headers"},
+    // math = "mfma_native" (gfx942, gfx950) beside the other paths: no other instance's code changed.
+    EquivalentTemplates{"2c8b854f32820aef", "46b3b7b5070b9a89", "experiments/2026-12-07-mla-decode-mfma-native"},
 };
 
 }  // namespace ktune::mla
