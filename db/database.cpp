@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <variant>
 
@@ -13,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "db/connection.hpp"
+#include "db/merge.hpp"
 
 namespace ktune::db {
 namespace {
@@ -20,8 +22,8 @@ namespace {
 constexpr std::string_view run_columns =
     "r.id, r.started_at, r.family, r.backend, r.device_name, r.arch, r.compute_units, r.driver_version, "
     "r.compiler_version, r.template_hash, r.ktune_version, r.host, r.command, r.copy_gbps, r.matrix_tflops, "
-    "r.matrix_probe";
-constexpr int run_column_count = 16;
+    "r.matrix_probe, r.uid";
+constexpr int run_column_count = 17;
 // A fraction of a roof its run did not measure is none, whatever the row holds: earlier builds of
 // ktune (and other tools) stored 0 there.
 constexpr std::string_view measurement_columns =
@@ -58,6 +60,7 @@ Run read_run(SQLite::Statement& q, int i) {
   r.copy_gbps = q.getColumn(i++).getDouble();
   r.matrix_tflops = q.getColumn(i++).getDouble();
   r.matrix_probe = q.getColumn(i++).getString();
+  r.uid = q.getColumn(i++).getString();
   return r;
 }
 
@@ -421,6 +424,17 @@ class SqliteDatabase final : public Database {
       while (q.executeStep()) out.push_back({read_run(q, 0), read_measurement(q, run_column_count)});
       return out;
     });
+  }
+
+  MergeCounts merge(const std::vector<std::string>& inputs) override {
+    std::vector<SQLite::Database> sources;
+    for (const auto& input : inputs) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(input, path_, ec))
+        throw Error(fmt::format("{}: is the database merged into; nothing was merged", input));
+      sources.push_back(open_connection(input, Access::read_only, migrations()));
+    }
+    return write("merge", [&] { return merge_databases(c_, sources, inputs); });
   }
 
   std::vector<int> adopt_template_hashes(const std::vector<HashAdoption>& adoptions) override {

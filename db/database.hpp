@@ -35,6 +35,9 @@ struct Run {
   // The instruction whose probe measured matrix_tflops ("wgmma m64n256k16 bf16"); empty where
   // none was measured, and in runs recorded before schema version 2, which did not name it.
   std::string matrix_probe;
+  // The run's identity in every database it is merged into (`ktune merge`): 32 hex digits, set
+  // when the run is recorded (and given to runs recorded before schema version 3 by migration).
+  std::string uid;
 };
 
 // For people: the probe of a run that measured a matrix roof, or that it was not recorded.
@@ -99,6 +102,13 @@ struct HashAdoption {
   std::string to;
 };
 
+// What Database::merge added: runs new to the database, runs it held already (merged before), and
+// per table of rows that hang off runs, the rows added (or, for a gap, replacing an older one).
+struct MergeCounts {
+  int runs = 0, runs_known = 0;
+  std::vector<std::pair<std::string, size_t>> rows;  // table, rows added
+};
+
 // Every set field narrows the result. runs(): key_equals and status keep the runs with at least
 // one such measurement. gaps(): device_name keeps declared gaps (they hold for the whole arch)
 // and gaps measured on that device; status does not apply to gaps.
@@ -127,7 +137,8 @@ class Database {
   static int current_schema_version() noexcept;
   virtual int schema_version() = 0;
 
-  // Returns the new run id; an empty started_at is set to now.
+  // Returns the new run id; an empty started_at is set to now. The run gets a new uid (r.uid is
+  // not read).
   virtual int64_t begin_run(const Run& r) = 0;
   virtual Run run(int64_t id) = 0;                          // throws Error for an unknown id
   virtual std::vector<Run> runs(const Filter& f = {}) = 0;  // ordered by id
@@ -155,6 +166,13 @@ class Database {
   // Best ok measurement per key (lowest median, then lowest id), per run matched by the filter;
   // the `winners` view of schema.sql. Ordered by run id, then key.
   virtual std::vector<Winner> winners(const Filter& f = {}) = 0;
+
+  // Copies the runs of the ktune databases at `inputs` (opened read-only; each at this schema
+  // version, else Error naming `ktune migrate`), their measurements and their gaps (declared ones
+  // too) into this one, in one transaction: all or nothing. Idempotent: a run this database holds
+  // (by uid) is not copied again, nor a row it holds already; a gap of the same family, arch, key
+  // and source is replaced by the later one. Refuses this database's own file as an input.
+  virtual MergeCounts merge(const std::vector<std::string>& inputs) = 0;
 
   // Gives the runs of each adoption's family recorded under its template hash `from` the hash
   // `to`, all in one transaction; returns how many runs each changed, in order. Only for `ktune

@@ -27,12 +27,26 @@ BEGIN
 END;
 )sql";
 
+// A run's identity beyond its file: `ktune merge` copies runs between databases, where ids differ,
+// and recognises a run it copied before by its uid (so merging an input again adds nothing). Every
+// run gets one: those recorded before this step at migration, new ones as they are inserted.
+constexpr std::string_view run_uid_sql = R"sql(
+ALTER TABLE runs ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+UPDATE runs SET uid = lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX runs_by_uid ON runs (uid);
+CREATE TRIGGER runs_get_a_uid AFTER INSERT ON runs WHEN NEW.uid = ''
+BEGIN
+  UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE id = NEW.id;
+END;
+)sql";
+
 }  // namespace
 
 std::span<const Migration> migrations() noexcept {
   static const Migration steps[] = {
       {1, "runs, measurements, gaps, the winners view", schema_sql},
       {2, "runs.matrix_probe", matrix_probe_sql},
+      {3, "runs.uid", run_uid_sql},
   };
   return steps;
 }
