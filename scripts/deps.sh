@@ -17,6 +17,7 @@ pkgs=(
   clang-14 libclang-rt-14-dev     # libFuzzer + sanitizer runtimes: scripts/fuzz.sh fuzzes the space parser and db loader
   clang-format-14                 # scripts/format.sh: .clang-format is written for this major version
   python3                         # scripts/*.py (bench tables, ncu instruction mixes) and their tests
+  slurm-wlm munge                 # tests/slurm: scripts/slurm/ run on a one-node Slurm started by the test
 )
 missing=()
 for p in "${pkgs[@]}"; do
