@@ -19,12 +19,13 @@ using namespace std::chrono_literals;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Arguments: the copy roof it reports, the seconds each candidate takes. Every candidate is ok.
+// Arguments: the copy roof it reports, the seconds each candidate takes, the seconds its start
+// takes. Every candidate is ok.
 const char* kDeviceWorker = R"(#!/bin/sh
-gbps="$1"; pause="$2"
+gbps="$1"; pause="$2"; start="$3"
 while IFS= read -r line; do
   case "$line" in
-    *'"op":"hello"'*) echo "{\"ready\":true,\"device\":{\"name\":\"Toy GPU\",\"arch\":\"sm_90a\"},\"copy_gbps\":$gbps,\"matrix_tflops\":0.4,\"matrix_probe\":\"toy mma m8n8k4\"}" ;;
+    *'"op":"hello"'*) sleep "$start"; echo "{\"ready\":true,\"device\":{\"name\":\"Toy GPU\",\"arch\":\"sm_90a\"},\"copy_gbps\":$gbps,\"matrix_tflops\":0.4,\"matrix_probe\":\"toy mma m8n8k4\"}" ;;
     *'"op":"exit"'*) exit 0 ;;
     *'"op":"run"'*)
       sleep "$pause"
@@ -40,8 +41,12 @@ struct NodeSweep : ::testing::Test, testing::ToySweep {
 
   NodeSweep() : ToySweep(kDeviceWorker) {}
 
-  // One device per (copy roof, seconds per candidate); a roof of 0 names a worker that does not start.
-  std::vector<Device> devices(const std::vector<std::pair<int, double>>& specs) {
+  struct Spec {
+    int gbps;          // the copy roof it reports; 0: a worker that does not start
+    double pause;      // seconds per candidate
+    double start = 0;  // seconds its start takes
+  };
+  std::vector<Device> devices(const std::vector<Spec>& specs) {
     std::vector<Device> out;
     for (size_t i = 0; i < specs.size(); ++i) {
       Device d;
@@ -49,10 +54,11 @@ struct NodeSweep : ::testing::Test, testing::ToySweep {
       d.db = connections.back().get();
       d.provenance = provenance();
       d.provenance.host = host;
-      d.worker_command = specs[i].first == 0 ? std::vector<std::string>{"/bin/false"} : options.worker_command;
-      if (specs[i].first != 0)
-        d.worker_command.insert(d.worker_command.end(),
-                                {std::to_string(specs[i].first), fmt::format("{}", specs[i].second)});
+      d.worker_command = specs[i].gbps == 0 ? std::vector<std::string>{"/bin/false"} : options.worker_command;
+      if (specs[i].gbps != 0)
+        d.worker_command.insert(
+            d.worker_command.end(),
+            {std::to_string(specs[i].gbps), fmt::format("{}", specs[i].pause), fmt::format("{}", specs[i].start)});
       d.compiler = &compiler;
       d.compile.arch = "sm_90a";
       d.label = fmt::format("device {}", i);
@@ -100,9 +106,11 @@ TEST_F(NodeSweep, AResumedSweepContinuesEveryDevicesRunAndFinishesEachKeyInItsRu
   EXPECT_GT(stopped.devices[0].not_started + stopped.devices[1].not_started, 0u);
   ASSERT_EQ(db::Database::open(path, false, true)->runs().size(), 2u);
 
+  // Device 1 starts late: device 0 would take every key, those device 1's run began included,
+  // were they not its alone.
   auto again = options;
   again.resume = true;
-  const auto resumed = run_node_sweep(s, devices({{1000, 0}, {1000, 0}}), again);
+  const auto resumed = run_node_sweep(s, devices({{1000, 0}, {1000, 0, 1.5}}), again);
   for (const auto& d : resumed.devices) EXPECT_TRUE(d.resumed);
   EXPECT_EQ(db::Database::open(path, false, true)->runs().size(), 2u) << "no new run: both were continued";
   const auto after = keys_by_run();
