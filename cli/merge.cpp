@@ -1,7 +1,8 @@
 // `ktune merge`: copies the runs of several tuning databases (the shards of a job array, the
 // sweeps of several nodes), with their measurements and gaps, into one, in one transaction.
-// Every input is checked before the output is opened, so that a refusal leaves every file as it
-// was; merging an input again adds nothing (runs are known by their uid).
+// A refusal leaves every file as it was: the inputs are only read, an older output is refused
+// before it is opened for writing, and a new output is removed when the merge fails. Merging an
+// input again adds nothing (runs are known by their uid).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -36,7 +37,6 @@ void remove_new_output(const std::string& path) {
 }
 
 void run(const MergeOptions& o) {
-  for (const auto& input : o.inputs) db::Database::open(input, false, /*read_only=*/true);
   check_output(o.db);
   std::error_code ec;
   const bool created = !fs::exists(o.db, ec);

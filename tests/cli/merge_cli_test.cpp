@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <SQLiteCpp/Database.h>
+
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "unit/db_test_support.hpp"
@@ -115,6 +117,18 @@ TEST_F(MergeCli, AnInputOfAnOlderVersionIsRefusedNamingMigrateAndNothingIsWritte
   EXPECT_EQ(r2.code, 1);
   EXPECT_THAT(r2.out, HasSubstr("ktune migrate"));
   EXPECT_EQ((std::vector{test::fingerprint(shard0), test::fingerprint(old)}), before);
+}
+
+TEST_F(MergeCli, AMergeThatFailsHalfWayCreatesNoOutput) {
+  {  // a row naming a run its file does not hold (written with foreign keys off)
+    SQLite::Database raw(shard1, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA foreign_keys = OFF");
+    raw.exec("UPDATE measurements SET run_id = 42 WHERE status = 'fault'");
+  }
+  const auto r = ktune(dir, fmt::format("merge --db '{}' '{}' '{}'", merged, shard0, shard1));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("names run 42, which the file does not hold"));
+  EXPECT_FALSE(fs::exists(merged));
 }
 
 TEST_F(MergeCli, AFileThatIsNoKtuneDatabaseIsRefused) {
