@@ -3,9 +3,7 @@
 // worker process, winners and gaps recorded as they are found, one run per device.
 #include <unistd.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,6 +17,7 @@
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "number_checks.hpp"
+#include "provenance.hpp"
 #include "space_options.hpp"
 #include "sweep/device_list.hpp"
 #include "sweep/process_compiler.hpp"
@@ -39,27 +38,12 @@ struct SweepCliOptions : SpaceOptions {
   double timeout_s = 120;
 };
 
-// The command line as started, for the run's provenance.
-std::string command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-  for (char c : raw) out += c == '\0' ? ' ' : c;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 void print_summary(const sweep::SweepSummary& s, const Family& fam, const db::Run& device, const std::string& db,
                    const jit::CodeCache* cache) {
   fmt::print("sweep: run {}{} of {} on {} ({}): {} ok, {} verify_failed, {} compile_error, {} fault, {} timeout; "
-             "{} gaps; {} infeasible, {} done before{}; {} workers; {}; database {}\n",
+             "{} gaps; {} infeasible, {} pruned for their resources, {} done before{}; {} workers; {}; database {}\n",
              s.run_id, s.resumed ? " (resumed)" : "", fam.name(), device.device_name, device.arch, s.ok,
-             s.verify_failed, s.compile_error, s.fault, s.timeout, s.gaps, s.infeasible, s.already_done,
+             s.verify_failed, s.compile_error, s.fault, s.timeout, s.gaps, s.infeasible, s.pruned, s.already_done,
              s.not_started ? fmt::format("; {} not started (budget)", s.not_started) : "", s.workers_started,
              sweep::Progress::format_duration(s.seconds), db);
   fmt::print("{}\n", sweep::describe_time(s));
