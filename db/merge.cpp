@@ -28,6 +28,7 @@ struct RunTable {
 constexpr RunTable run_tables[] = {
     {"measurements"},
     {"gaps", "family, arch, key, source", "created_at"},
+    {"compiled_kernels"},
 };
 
 // One stored value, copied exactly (SQLite's storage class kept).

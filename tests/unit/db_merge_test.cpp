@@ -68,7 +68,7 @@ TEST_F(DbMerge, CopiesRunsRowsAndGapsKeepingTheRunsIdentity) {
   const auto counts = merged->merge({a, b});
   EXPECT_EQ(counts.runs, 2);
   EXPECT_EQ(counts.runs_known, 0);
-  ASSERT_EQ(counts.rows.size(), 2u);
+  ASSERT_EQ(counts.rows.size(), 3u);
   EXPECT_EQ(counts.rows[0], (std::pair<std::string, size_t>("measurements", 5)));
   // Two measured gaps and the declared one, which b (written later) holds too and replaces.
   EXPECT_EQ(counts.rows[1], (std::pair<std::string, size_t>("gaps", 4)));
