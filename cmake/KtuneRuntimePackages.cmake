@@ -46,6 +46,8 @@ function(ktune_runtime_package)
     OUTPUT ${dir}/${A_FAMILY}_package.hpp ${dir}/manifest.json
     COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir} ${db}
     COMMAND ${KTUNE_SQLITE3} -batch ${db} ".read ${A_SQL}"
+    # A dump of an older schema version reads as today's (the copy, not the dump, is migrated).
+    COMMAND $<TARGET_FILE:ktune> --quiet migrate --db ${db}
     ${edit}
     COMMAND $<TARGET_FILE:ktune> --quiet package --db ${db} --kernel ${A_FAMILY} --arch ${A_ARCH} --allow-stale
             --no-cache --out ${dir}

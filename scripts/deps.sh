@@ -18,6 +18,7 @@ pkgs=(
   clang-format-14                 # scripts/format.sh: .clang-format is written for this major version
   python3                         # scripts/*.py (bench tables, ncu instruction mixes) and their tests
   chromium                        # the browser test of `ktune report` (headless)
+  slurm-wlm munge                 # tests/slurm: scripts/slurm/ run on a one-node Slurm started by the test
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -22,6 +22,7 @@ for dump in "${dumps[@]}"; do
   dir=$(dirname "$dump"); family=$(basename "$dump" .sql)
   tmp=$(mktemp -d)
   sqlite3 "$tmp/$family.db" <"$dump"
+  "$ktune" --quiet migrate --db "$tmp/$family.db"  # a dump of an older schema reads as today's
   if ! "$ktune" codegen --db "$tmp/$family.db" --kernel "$family" --out "$tmp/$family.hpp" 2>"$tmp/err"; then
     if grep -q 'template hash' "$tmp/err"; then
       echo "regen_headers: $dump is stale (templates changed since that sweep; re-run the sweep on a GPU):" \

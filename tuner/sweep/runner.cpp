@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <future>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +20,8 @@
 #include "common/seed.hpp"
 #include "common/stopwatch.hpp"
 #include "common/utf8.hpp"
+#include "kernels/kernel_resources.hpp"
+#include "sweep/key_queue.hpp"
 #include "sweep/memory.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
@@ -33,12 +38,6 @@ constexpr size_t kGapDetailChars = 600;
 // Copy probes of one device read a few percent apart (bench/roofline.hpp); beyond 8% it is another
 // device, or one not at its best.
 constexpr double kRoofDrift = 0.08;
-
-std::string excerpt(std::string_view text, size_t max) {
-  if (text.size() <= max) return std::string(text);
-  const size_t cut = utf8_boundary(text, max);
-  return fmt::format("{}\n[... {} more bytes]", text.substr(0, cut), text.size() - cut);
-}
 
 std::string_view status_name(Status s) noexcept {
   switch (s) {
@@ -73,8 +72,12 @@ struct KeyTally {
 
 // The most specific reason a key has no kernel: compile_error only when nothing compiled;
 // otherwise what the candidates that did compile ran into, the closest to working first.
+// A key whose every config was pruned for its resources (spills, no wave per SIMD) has no config
+// that can serve it, as one whose configs are all infeasible before compiling.
 db::GapReason gap_reason(const KeyTally& t) {
-  if (t.count(Status::compile_error) == t.failures.size()) return db::GapReason::compile_error;
+  const size_t compile_errors = t.count(Status::compile_error), pruned = t.count(Status::infeasible);
+  if (compile_errors + pruned == t.failures.size())
+    return compile_errors > 0 ? db::GapReason::compile_error : db::GapReason::no_config;
   if (t.count(Status::verify_failed)) return db::GapReason::verify_failed;
   if (t.count(Status::fault)) return db::GapReason::fault;
   return db::GapReason::timeout;
@@ -85,13 +88,14 @@ Status status_of(db::GapReason r) {
     case db::GapReason::compile_error: return Status::compile_error;
     case db::GapReason::verify_failed: return Status::verify_failed;
     case db::GapReason::fault: return Status::fault;
+    case db::GapReason::no_config: return Status::infeasible;
     default: return Status::timeout;
   }
 }
 
 std::string gap_detail(const KeyTally& t, Status shown) {
   std::vector<std::string> counts;
-  for (Status s : {Status::compile_error, Status::verify_failed, Status::fault, Status::timeout})
+  for (Status s : {Status::compile_error, Status::infeasible, Status::verify_failed, Status::fault, Status::timeout})
     if (size_t n = t.count(s)) counts.push_back(fmt::format("{} {}", n, status_name(s)));
   auto first = std::find_if(t.failures.begin(), t.failures.end(), [&](auto& f) { return f.first == shown; });
   return fmt::format("{} configs failed ({}); first {}: {}", t.failures.size(), fmt::join(counts, ", "),
@@ -122,30 +126,45 @@ std::vector<std::string> ranking_fields(const Family& family) {
 
 class Sweep {
  public:
+  // Device `device` of the sweep, whose workers `options.worker_command` starts.
   Sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
-        const jit::CompileSettings& compile, const SweepOptions& options)
+        const jit::CompileSettings& compile, const SweepOptions& options, int device)
       : space_(space),
         family_(*space.family),
         db_(db),
         run_(std::move(provenance)),
         compiler_(compiler),
         compile_(compile),
-        options_(options) {
+        options_(options),
+        device_(device) {
     compile_.on_progress = nullptr;  // compiles run behind the device; the sweep reports progress
   }
 
-  SweepSummary run();
+  // Before any device runs: resumes a run none of `taken` (the runs other devices continue), plans,
+  // refuses what must record nothing, and closes the keys the resumed run finished measuring.
+  void prepare(std::set<int64_t>& taken);
+  const Plan& plan() const noexcept { return plan_; }
+  bool resumed() const noexcept { return summary_.resumed; }
+  int64_t run_id() const noexcept { return run_.id; }
+  // Runs the keys `queue` hands this device (queue position i is plan key `keys[i]`), starting a
+  // worker only when there is one. An error ends this device's part: it is kept for error().
+  void execute(KeyQueue& queue, const std::vector<size_t>& keys, Progress& progress);
+  std::exception_ptr error() const noexcept { return error_; }
+  bool stopped() const noexcept { return stopped_; }
+  SweepSummary& summary() noexcept { return summary_; }
 
  private:
-  void resume();
+  void resume(std::set<int64_t>& taken);
   // Throws when command-line filters of the configs leave keys with no config: recorded as
   // no_config gaps of a new run, they would hide those keys' winners of earlier runs.
   void refuse_filtered_gaps(const Plan& plan) const;
   // Throws when the space's timing shape cannot be drawn for a key (Family::shape_unfit): every
   // config of that key would be recorded as failing.
   void refuse_unfit_shape(const Plan& plan) const;
-  void start_worker_and_run();
+  void start_worker_and_run(Progress& progress);
   void run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progress& progress);
+  // A key without a config to run: a no_config gap where no config is feasible.
+  void run_empty_key(const PlannedKey& k, Progress& progress);
   // Indices of k's configs in the order to run them: those the most similar earlier key of the
   // plan with ok results timed, fastest first, then the rest in plan order. Similar keys rank
   // configs alike, so a key's first candidate sets a tight screening cutoff at once and the slow
@@ -165,7 +184,7 @@ class Sweep {
   // Idempotent: a resumed sweep closes again the keys a killed one finished but had not closed.
   void close_key(const PlannedKey& k, const KeyTally& tally, Progress* progress);
   void add_gap(const Params& key, db::GapReason reason, std::string detail);
-  void run_keys(const std::vector<const PlannedKey*>& to_run, Progress& progress);
+  void run_keys(KeyQueue& queue, const std::vector<size_t>& keys, Progress& progress);
   // The run's roofs, for its first progress line.
   std::string roofs() const;
   // The sweep process and the worker's memory after a candidate: the first and the latest.
@@ -187,7 +206,8 @@ class Sweep {
     t.messages += std::max(0.0, round_trip_s - w.total_ms / 1000);
   }
   size_t recorded() const {
-    return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout;
+    return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout +
+           summary_.pruned;
   }
   bool over_budget() const {
     return options_.budget_s > 0 && std::chrono::duration<double>(Clock::now() - start_).count() >= options_.budget_s;
@@ -200,7 +220,10 @@ class Sweep {
   const jit::Compiler& compiler_;
   jit::CompileSettings compile_;
   const SweepOptions& options_;
+  const int device_;
   Clock::time_point start_ = Clock::now();
+  Plan plan_;
+  std::exception_ptr error_;
   std::unique_ptr<Supervisor> supervisor_;
   DoneSet done_;
   std::map<Params, KeyTally> prior_;                    // per key, from the resumed run
@@ -212,7 +235,7 @@ class Sweep {
   bool stopped_ = false;
 };
 
-void Sweep::resume() {
+void Sweep::resume(std::set<int64_t>& taken) {
   // The newest compatible run whose every result belongs to this sweep: timed on its shape, of
   // keys in its plan (so not another shard's). Only that run's results are done: another run's
   // would leave this one's keys incomplete, and codegen serves a key from its newest run.
@@ -220,6 +243,7 @@ void Sweep::resume() {
   for (const auto& k : build_plan(space_, target_limits(run_.arch), {}, options_.shard).keys) planned.insert(k.key);
   const auto compatible = db_.compatible_runs(run_);
   for (auto r = compatible.rbegin(); r != compatible.rend(); ++r) {
+    if (taken.contains(r->id)) continue;
     db::Filter f;
     f.run_id = r->id;
     const auto measured = db_.measurements(f);
@@ -229,6 +253,7 @@ void Sweep::resume() {
     if (!ours) continue;
     run_ = *r;
     summary_.resumed = true;
+    taken.insert(r->id);
     for (const auto& m : measured) {
       done_.insert({m.key, m.config});
       // A screened-out result was slower than a fully timed one of its key when it was taken,
@@ -266,7 +291,7 @@ void Sweep::refuse_unfit_shape(const Plan& plan) const {
                             first));
 }
 
-void Sweep::start_worker_and_run() {
+void Sweep::start_worker_and_run(Progress& progress) {
   // The roofs are measured once per run, by its first worker: a resumed run keeps its own, since
   // its rows are fractions of them. The copy roof, a second's probe, is measured on resume all the
   // same, to say when the device (another machine, say) no longer reaches it.
@@ -301,6 +326,12 @@ void Sweep::start_worker_and_run() {
     run_.id = db_.begin_run(run_);
   }
   summary_.run_id = run_.id;
+  if (!summary_.roof_warning.empty()) progress.message(summary_.roof_warning, device_);
+  progress.message(
+      fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before", run_.id,
+                  summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch, roofs(),
+                  plan_.keys.size(), plan_.candidates, plan_.infeasible, plan_.done),
+      device_);
 }
 
 std::string Sweep::roofs() const {
@@ -328,6 +359,15 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   if (!code.ok()) {
     m.status = Status::compile_error;
     m.detail = excerpt(code.error, kDetailChars);
+    return m;
+  }
+  // What the code object says its kernels use (AMD targets): a config that spills or fits not one
+  // wave per SIMD is pruned without running, with the reason.
+  const auto used = read_resources(target_limits(run_.arch), code.name_expressions, *code.result,
+                                   family_.launch_info(k.key, k.configs[i]));
+  if (auto why = resource_infeasible(used.kernels)) {
+    m.status = Status::infeasible;
+    m.detail = *why;
     return m;
   }
   RunRequest req;
@@ -426,14 +466,15 @@ void Sweep::close_key(const PlannedKey& k, const KeyTally& tally, Progress* prog
   const auto name = k.key.pretty(family_.key_fields());
   if (tally.ok > 0) {
     db_.remove_gap(run_.family, run_.arch, k.key, "measured");
-    if (progress) progress->key_done(fmt::format("{}: {} ok, best {:.2f} us", name, tally.ok, tally.best_us), false);
+    if (progress)
+      progress->key_done(fmt::format("{}: {} ok, best {:.2f} us", name, tally.ok, tally.best_us), false, device_);
     return;
   }
   const auto reason = gap_reason(tally);
   auto detail = gap_detail(tally, status_of(reason));
   if (progress)
     progress->key_done(fmt::format("{}: gap ({}): {}", name, status_name(status_of(reason)), excerpt(detail, 200)),
-                       true);
+                       true, device_);
   add_gap(k.key, reason, std::move(detail));
 }
 
@@ -503,9 +544,9 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
       case Status::compile_error: ++summary_.compile_error; break;
       case Status::fault: ++summary_.fault; break;
       case Status::timeout: ++summary_.timeout; break;
-      case Status::infeasible: break;
+      case Status::infeasible: ++summary_.pruned; break;
     }
-    progress.candidate_done(m.status == Status::ok);
+    progress.candidate_done(m.status == Status::ok, device_);
   }
   if (!stopped_) {
     const Stopwatch closing;
@@ -514,84 +555,87 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
   }
 }
 
-SweepSummary Sweep::run() {
-  if (options_.resume) resume();
-  const auto plan = build_plan(space_, target_limits(run_.arch), done_, options_.shard);
-  refuse_filtered_gaps(plan);
-  refuse_unfit_shape(plan);
-  plan_keys_ = &plan.keys;
-  summary_.keys = plan.keys.size();
-  summary_.candidates = plan.candidates;
-  summary_.infeasible = plan.infeasible;
-  summary_.already_done = plan.done;
-  Progress progress(options_.progress, plan.candidates);
+void Sweep::prepare(std::set<int64_t>& taken) {
+  if (options_.resume) resume(taken);
+  plan_ = build_plan(space_, target_limits(run_.arch), done_, options_.shard);
+  refuse_filtered_gaps(plan_);
+  refuse_unfit_shape(plan_);
+  plan_keys_ = &plan_.keys;
+  summary_.keys = plan_.keys.size();
+  summary_.infeasible = plan_.infeasible;
+  summary_.already_done = plan_.done;
+  summary_.run_id = run_.id;
   // Keys whose every config the resumed runs measured: a sweep killed after a key's last
   // measurement and before its gap was recorded (or cleared) left the key open. Reported when
   // they ran, so closed silently.
-  for (const auto& k : plan.keys)
+  for (const auto& k : plan_.keys)
     if (k.configs.empty() && k.done > 0) close_key(k, prior_[k.key], nullptr);
-  if (summary_.resumed && plan.candidates == 0) {
-    summary_.run_id = run_.id;
-    progress.message(fmt::format("run {}: nothing left to do", run_.id));
-    return summary_;
-  }
-  start_worker_and_run();
-  if (!summary_.roof_warning.empty()) progress.message(summary_.roof_warning);
-  progress.message(
-      fmt::format("run {}{}: {} on {} ({}), {}; {} keys, {} candidates to run, {} infeasible, {} done before", run_.id,
-                  summary_.resumed ? " (resumed)" : "", run_.family, run_.device_name, run_.arch, roofs(),
-                  plan.keys.size(), plan.candidates, plan.infeasible, plan.done));
+}
 
-  std::vector<const PlannedKey*> to_run;
-  for (const auto& k : plan.keys) {
-    if (!k.configs.empty()) {
-      to_run.push_back(&k);
-    } else if (k.no_config()) {
-      add_gap(k.key, db::GapReason::no_config, no_config_detail(k, run_.arch));
-      progress.key_done(fmt::format("{}: gap (no_config)", k.key.pretty(family_.key_fields())), true);
-    }
-  }
-
+void Sweep::execute(KeyQueue& queue, const std::vector<size_t>& keys, Progress& progress) {
+  if (!queue.peek(device_)) return;  // nothing for this device: no worker, no run
   try {
-    run_keys(to_run, progress);
+    start_worker_and_run(progress);
+  } catch (...) {
+    error_ = std::current_exception();
+    return;
+  }
+  try {
+    run_keys(queue, keys, progress);
   } catch (const Error& e) {
-    throw Error(fmt::format("{}\nthe sweep stopped; run {} keeps the {} results this sweep recorded in it "
-                            "(continue with --resume)",
-                            e.what(), run_.id, recorded()));
+    error_ = std::make_exception_ptr(Error(fmt::format("{}\nthe sweep stopped; run {} keeps the {} results this sweep "
+                                                       "recorded in it (continue with --resume)",
+                                                       e.what(), run_.id, recorded())));
+  } catch (...) {
+    error_ = std::current_exception();
   }
   summary_.workers_started = static_cast<size_t>(supervisor_->workers_started());
   summary_.peak_rss_bytes = peak_resident_bytes();
   summary_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-  return summary_;
 }
 
-void Sweep::run_keys(const std::vector<const PlannedKey*>& to_run, Progress& progress) {
-  // The next key compiles while the device runs this one.
+void Sweep::run_empty_key(const PlannedKey& k, Progress& progress) {
+  if (!k.no_config()) return;
+  add_gap(k.key, db::GapReason::no_config, no_config_detail(k, run_.arch));
+  progress.key_done(fmt::format("{}: gap (no_config)", k.key.pretty(family_.key_fields())), true, device_);
+}
+
+void Sweep::run_keys(KeyQueue& queue, const std::vector<size_t>& keys, Progress& progress) {
+  // The next key compiles while the device runs this one: the key the queue would hand this
+  // device next, not taken yet, so that a device that frees up first may still take it.
   auto compile = [this](const PlannedKey* k) {
     std::vector<jit::CompileJob> jobs;
     for (const auto& c : k->configs) jobs.push_back({k->key, c});
     return jit::compile_candidates(family_, jobs, compiler_, compile_);
   };
+  std::optional<size_t> ahead;  // the queue position compiling in `next`
   std::future<jit::CompileBatch> next;
-  if (!to_run.empty()) next = std::async(std::launch::async, compile, to_run[0]);
-  for (size_t t = 0; t < to_run.size(); ++t) {
+  for (auto t = queue.take(device_); t; t = queue.take(device_)) {
+    const PlannedKey& k = plan_.keys[keys[*t]];
+    summary_.candidates += k.configs.size();
+    if (k.configs.empty()) {
+      run_empty_key(k, progress);
+      continue;
+    }
+    jit::CompileBatch batch;
     const Stopwatch waiting;
-    auto batch = next.get();
+    if (ahead == t) {
+      batch = next.get();
+    } else {
+      if (next.valid()) next.wait();  // another device took that key
+      batch = compile(&k);
+    }
+    ahead.reset();
     summary_.time.compile_wait += waiting.seconds();
     summary_.cache_writes_failed.add(batch.stats.cache_writes_failed);
-    // Past the budget nothing is prefetched; run_key then stops at once (the budget only grows
-    // more exceeded), so no invalid future is ever waited on.
-    if (t + 1 < to_run.size() && !over_budget()) next = std::async(std::launch::async, compile, to_run[t + 1]);
-    run_key(*to_run[t], batch, progress);
-    if (stopped_) {
-      for (size_t rest = t + 1; rest < to_run.size(); ++rest) {
-        summary_.not_started += to_run[rest]->configs.size();
-        progress.drop(to_run[rest]->configs.size());
-      }
-      progress.message(fmt::format("budget of {:.0f} s reached: {} candidates not started (continue with --resume)",
-                                   options_.budget_s, summary_.not_started));
-      break;
+    // Past the budget nothing is compiled ahead; run_key then stops at once (the budget only
+    // grows more exceeded).
+    if (const auto n = queue.peek(device_); n && !over_budget() && !plan_.keys[keys[*n]].configs.empty()) {
+      ahead = n;
+      next = std::async(std::launch::async, compile, &plan_.keys[keys[*n]]);
     }
+    run_key(k, batch, progress);
+    if (stopped_) break;
   }
 }
 }  // namespace
@@ -629,9 +673,82 @@ bench::TimingPolicy screening_policy() noexcept {
   return p;
 }
 
+NodeSummary run_node_sweep(const Space& space, const std::vector<Device>& devices, const SweepOptions& options) {
+  if (devices.empty()) throw Error("a sweep needs a device");
+  std::vector<SweepOptions> device_options(devices.size(), options);
+  std::vector<std::unique_ptr<Sweep>> sweeps;
+  std::set<int64_t> taken;  // the runs resumed so far: each device continues its own
+  for (size_t d = 0; d < devices.size(); ++d) {
+    device_options[d].worker_command = devices[d].worker_command;
+    sweeps.push_back(std::make_unique<Sweep>(space, *devices[d].db, devices[d].provenance, *devices[d].compiler,
+                                             devices[d].compile, device_options[d], static_cast<int>(d)));
+    sweeps.back()->prepare(taken);
+  }
+  // The keys to hand out, and who may take each: a key a resumed run holds results of goes to
+  // that run's device (of several, the newest run's); the others to whoever frees up first. Keys
+  // a resumed run finished were closed by prepare(); keys without a feasible config come first
+  // (their gaps are recorded as the first device starts, whatever the budget).
+  const auto& plan = sweeps.front()->plan();
+  std::vector<size_t> keys, later;
+  std::vector<int> owners, later_owners;
+  size_t candidates = 0;
+  for (size_t k = 0; k < plan.keys.size(); ++k) {
+    int owner = -1;
+    for (size_t d = 0; d < sweeps.size(); ++d)
+      if (sweeps[d]->plan().keys[k].done > 0 && (owner < 0 || sweeps[d]->run_id() > sweeps[owner]->run_id()))
+        owner = static_cast<int>(d);
+    const PlannedKey& pk = sweeps[owner < 0 ? 0 : owner]->plan().keys[k];
+    if (pk.configs.empty() && (owner >= 0 || !pk.no_config())) continue;
+    (pk.configs.empty() ? keys : later).push_back(k);
+    (pk.configs.empty() ? owners : later_owners).push_back(owner);
+    candidates += pk.configs.size();
+  }
+  keys.insert(keys.end(), later.begin(), later.end());
+  owners.insert(owners.end(), later_owners.begin(), later_owners.end());
+  std::vector<std::string> labels;
+  for (const auto& d : devices) labels.push_back(d.label);
+  Progress progress(options.progress, candidates, stderr, devices.size() > 1 ? labels : std::vector<std::string>{});
+  NodeSummary out;
+  const bool resumed = std::any_of(sweeps.begin(), sweeps.end(), [](auto& s) { return s->resumed(); });
+  if (resumed && candidates == 0) {
+    for (size_t d = 0; d < sweeps.size(); ++d)
+      if (sweeps[d]->resumed())
+        progress.message(fmt::format("run {}: nothing left to do", sweeps[d]->run_id()), static_cast<int>(d));
+  } else {
+    KeyQueue queue(keys.size(), owners);
+    if (sweeps.size() == 1) {
+      sweeps.front()->execute(queue, keys, progress);
+    } else {
+      std::vector<std::thread> threads;
+      for (auto& s : sweeps) threads.emplace_back([&, sweep = s.get()] { sweep->execute(queue, keys, progress); });
+      for (auto& t : threads) t.join();
+    }
+    // What no device took (the budget ran out, or a device stopped on an error holding its keys).
+    size_t left = 0;
+    for (size_t i : queue.left()) left += sweeps[std::max(owners[i], 0)]->plan().keys[keys[i]].configs.size();
+    auto& first = sweeps.front()->summary();
+    first.candidates += left;
+    first.not_started += left;
+    progress.drop(left);
+    size_t not_started = 0;
+    for (auto& s : sweeps) not_started += s->summary().not_started;
+    if (std::any_of(sweeps.begin(), sweeps.end(), [](auto& s) { return s->stopped(); }))
+      progress.message(fmt::format("budget of {:.0f} s reached: {} candidates not started (continue with --resume)",
+                                   options.budget_s, not_started));
+  }
+  for (auto& s : sweeps) {
+    out.devices.push_back(s->summary());
+    out.errors.push_back(s->error());
+  }
+  return out;
+}
+
 SweepSummary run_sweep(const Space& space, db::Database& db, db::Run provenance, const jit::Compiler& compiler,
                        const jit::CompileSettings& compile, const SweepOptions& options) {
-  return Sweep(space, db, std::move(provenance), compiler, compile, options).run();
+  auto out =
+      run_node_sweep(space, {{&db, std::move(provenance), options.worker_command, &compiler, compile, ""}}, options);
+  if (out.errors.front()) std::rethrow_exception(out.errors.front());
+  return out.devices.front();
 }
 
 }  // namespace ktune::sweep

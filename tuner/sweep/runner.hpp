@@ -21,6 +21,7 @@
 //    lowest id. To split one space over several processes, give each a `shard` instead.
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ struct SweepSummary {
   bool resumed = false;
   size_t keys = 0, candidates = 0, infeasible = 0, already_done = 0;
   size_t ok = 0, verify_failed = 0, compile_error = 0, fault = 0, timeout = 0;
+  // Compiled, but pruned for what the code object says its kernels use (recorded infeasible).
+  size_t pruned = 0;
   size_t not_started = 0;  // left when the budget ran out
   size_t gaps = 0;
   size_t workers_started = 0;
@@ -95,6 +98,32 @@ struct SweepSummary {
 
 // One line for a person: where a sweep's time went, largest first, in seconds.
 std::string describe_time(const SweepSummary& s);
+
+// One device of a sweep over several (run_node_sweep): its own database connection (one per
+// thread), its run's provenance (as run_sweep's), the command that starts its workers, its
+// compiler and compile settings (devices of one arch may share a compiler: it is thread-safe).
+struct Device {
+  db::Database* db = nullptr;
+  db::Run provenance;
+  std::vector<std::string> worker_command;
+  const jit::Compiler* compiler = nullptr;
+  jit::CompileSettings compile;
+  std::string label;  // "device 2": what its progress lines start with
+};
+
+struct NodeSummary {
+  std::vector<SweepSummary> devices;       // as given; a device that took no key has run_id 0
+  std::vector<std::exception_ptr> errors;  // per device: what stopped it, or null
+};
+
+// The sweep of one space over several devices at once, each device its own run (its roofs
+// measured by its first worker, as run_sweep's). Keys are handed out from one queue as devices
+// free up (sweep/key_queue.hpp); a device that takes no key records no run. With `resume`, each
+// device continues its own compatible run (the newest one no other device continues), and a key a
+// resumed run holds results of is finished by that run's device. Refusals (filters, shapes) throw
+// before anything is recorded; a device that fails afterwards (its worker does not start, the
+// database fails) stops alone, with its error in the summary, and the others go on.
+NodeSummary run_node_sweep(const Space& space, const std::vector<Device>& devices, const SweepOptions& options);
 
 // `provenance` describes the device and the software (everything but id, copy_gbps, matrix_tflops
 // and matrix_probe, which the first worker measures). Throws Error when no worker starts or the
