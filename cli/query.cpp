@@ -1,5 +1,6 @@
-// `ktune query`: the measurements of a tuning database (or only the winners), filtered, as a
-// table, CSV or JSON, with keys and configs shown by field with their labels.
+// `ktune query`: the measurements of a tuning database (or only the winners, or the kernels of
+// compile-only runs with their resources), filtered, as a table, CSV or JSON, with keys and configs
+// shown by field with their labels.
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "db/tuning_gain.hpp"
 #include "db_options.hpp"
 #include "db_output.hpp"
+#include "sweep/compile_run.hpp"
 #include "verb.hpp"
 
 namespace ktune::cli {
@@ -21,6 +23,7 @@ struct QueryOptions {
   DbFilterOptions filter;
   std::string status;
   bool winners = false;
+  bool compiled = false;
   bool gain = false;
   std::string gain_by;  // a key field: one gain per value of it (e.g. kv_dtype, whose values take different kernels)
 };
@@ -57,6 +60,38 @@ Record measurement_record(const db::Measurement& m, const db::Run& run, bool bri
   }
   r["status"] = to_string(m.status);
   r["detail"] = m.detail;
+  return r;
+}
+
+// A kernel of a compile-only run: what its code object says it uses. Never a measurement: the
+// `measured` column says so on every row.
+Record compiled_record(const db::CompiledKernel& k, const db::Run& run, bool brief) {
+  const Family* fam = registered_family(run.family);
+  auto figure = [](const std::optional<int64_t>& v) { return v ? Record(*v) : Record(nullptr); };
+  Record r;
+  r["id"] = k.id;
+  r["run"] = k.run_id;
+  r["kernel"] = run.family;
+  r["arch"] = k.arch;
+  r["measured"] = "no: compile-only";
+  r["key"] = fields_record(k.key, fam ? &fam->key_fields() : nullptr);
+  r["config"] = fields_record(k.config, fam ? &fam->config_fields() : nullptr);
+  r["function"] = brief ? Record(sweep::kernel_kind(k.kernel)) : Record(k.kernel);
+  if (!brief) r["symbol"] = k.symbol;
+  r["vgprs"] = figure(k.resources.vgprs);
+  r["agprs"] = figure(k.resources.agprs);
+  r["sgprs"] = figure(k.resources.sgprs);
+  r["scratch_bytes"] = figure(k.resources.scratch_bytes);
+  r["lds_bytes"] = figure(k.resources.lds_bytes);
+  r["waves_per_simd"] = figure(k.resources.waves_per_simd);
+  r["compile_s"] = number(k.compile_seconds);
+  if (!brief) {
+    r["from_cache"] = k.from_cache;
+    r["compiler"] = run.compiler_version;
+    r["recorded_at"] = k.recorded_at;
+  }
+  r["status"] = to_string(k.status);
+  r["detail"] = k.detail;
   return r;
 }
 
@@ -125,7 +160,15 @@ void run_query(const QueryOptions& o) {
   if (!o.status.empty()) filter.status = db::status_from_string(o.status);
   const bool brief = o.filter.format == "table";
   std::vector<Record> rows;
-  if (o.winners) {
+  if (o.compiled) {
+    auto compile_runs = filter;
+    compile_runs.run_kind = db::RunKind::compile;
+    compile_runs.status.reset();
+    compile_runs.key_equals.clear();
+    std::map<int64_t, db::Run> runs;
+    for (auto& r : db->runs(compile_runs)) runs.emplace(r.id, std::move(r));
+    for (const auto& k : db->compiled_kernels(filter)) rows.push_back(compiled_record(k, runs.at(k.run_id), brief));
+  } else if (o.winners) {
     for (const auto& w : db->winners(filter)) rows.push_back(measurement_record(w.m, w.run, brief));
   } else {
     std::map<int64_t, db::Run> runs;
@@ -142,13 +185,19 @@ void setup(CLI::App& app) {
   add_db_filter_options(*cmd, o->filter);
   auto* status = cmd->add_option("--status", o->status, "Only this status")
                      ->check(CLI::IsMember({"ok", "verify_failed", "compile_error", "fault", "timeout", "infeasible"}));
-  cmd->add_flag("--winners", o->winners, "Only the best ok measurement (lowest median) of each key in each run")
-      ->excludes(status);
+  auto* winners =
+      cmd->add_flag("--winners", o->winners, "Only the best ok measurement (lowest median) of each key in each run")
+          ->excludes(status);
+  cmd->add_flag("--compiled", o->compiled,
+                "The kernels of compile-only runs (ktune compile --db) and what their code objects say they use: "
+                "registers, scratch, LDS, waves per SIMD; nothing measured")
+      ->excludes(winners);
   auto* gain = cmd->add_flag("--gain", o->gain,
                              "Per run: the single config best on average over the keys, and how much faster the "
                              "per-key winners are (geometric mean and largest ratio)")
                    ->excludes(status)
-                   ->excludes("--winners");
+                   ->excludes("--winners")
+                   ->excludes("--compiled");
   cmd->add_option("--gain-by", o->gain_by,
                   "With --gain: one row per value of this key field, over the keys that have it (e.g. kv_dtype, "
                   "where each cache type has kernels of its own)")

@@ -3,9 +3,7 @@
 // gaps recorded as they are found.
 #include <unistd.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -18,6 +16,7 @@
 #include "jit/templates.hpp"
 #include "kernels/family.hpp"
 #include "number_checks.hpp"
+#include "provenance.hpp"
 #include "space_options.hpp"
 #include "sweep/process_compiler.hpp"
 #include "sweep/runner.hpp"
@@ -34,21 +33,6 @@ struct SweepCliOptions : SpaceOptions {
   double budget_s = 0;
   double timeout_s = 120;
 };
-
-// The command line as started, for the run's provenance.
-std::string command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-  for (char c : raw) out += c == '\0' ? ' ' : c;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
 
 void run(const SweepCliOptions& o) {
   const Family& fam = family(o.kernel);
@@ -90,9 +74,9 @@ void run(const SweepCliOptions& o) {
   const auto s =
       sweep::run_sweep(space, *db, provenance, *compiler, compile_settings(o, info.arch, cache.get()), options);
   fmt::print("sweep: run {}{} of {} on {} ({}): {} ok, {} verify_failed, {} compile_error, {} fault, {} timeout; "
-             "{} gaps; {} infeasible, {} done before{}; {} workers; {}; database {}\n",
+             "{} gaps; {} infeasible, {} pruned for their resources, {} done before{}; {} workers; {}; database {}\n",
              s.run_id, s.resumed ? " (resumed)" : "", fam.name(), info.name, info.arch, s.ok, s.verify_failed,
-             s.compile_error, s.fault, s.timeout, s.gaps, s.infeasible, s.already_done,
+             s.compile_error, s.fault, s.timeout, s.gaps, s.infeasible, s.pruned, s.already_done,
              s.not_started ? fmt::format("; {} not started (budget)", s.not_started) : "", s.workers_started,
              sweep::Progress::format_duration(s.seconds), o.db);
   fmt::print("{}\n", sweep::describe_time(s));

@@ -20,8 +20,8 @@ namespace {
 constexpr std::string_view run_columns =
     "r.id, r.started_at, r.family, r.backend, r.device_name, r.arch, r.compute_units, r.driver_version, "
     "r.compiler_version, r.template_hash, r.ktune_version, r.host, r.command, r.copy_gbps, r.matrix_tflops, "
-    "r.matrix_probe";
-constexpr int run_column_count = 16;
+    "r.matrix_probe, r.kind";
+constexpr int run_column_count = 17;
 // A fraction of a roof its run did not measure is none, whatever the row holds: earlier builds of
 // ktune (and other tools) stored 0 there.
 constexpr std::string_view measurement_columns =
@@ -30,6 +30,9 @@ constexpr std::string_view measurement_columns =
     "CASE WHEN (SELECT roof.copy_gbps FROM runs AS roof WHERE roof.id = m.run_id) > 0 THEN m.frac_copy_bw END, "
     "CASE WHEN (SELECT roof.matrix_tflops FROM runs AS roof WHERE roof.id = m.run_id) > 0 THEN m.frac_matrix END, "
     "m.max_abs_err, m.rel_l2_err, m.detail, m.measured_at";
+constexpr std::string_view compiled_columns =
+    "k.id, k.run_id, k.key, k.config, k.kernel, k.symbol, k.arch, k.status, k.compile_seconds, k.from_cache, k.vgprs, "
+    "k.agprs, k.sgprs, k.scratch_bytes, k.lds_bytes, k.waves_per_simd, k.detail, k.recorded_at";
 constexpr std::string_view gap_columns =
     "g.id, g.family, g.arch, g.key, g.reason, g.detail, g.source, g.run_id, g.fallback, g.fallback_note, "
     "g.created_at";
@@ -58,6 +61,7 @@ Run read_run(SQLite::Statement& q, int i) {
   r.copy_gbps = q.getColumn(i++).getDouble();
   r.matrix_tflops = q.getColumn(i++).getDouble();
   r.matrix_probe = q.getColumn(i++).getString();
+  r.kind = run_kind_from_string(q.getColumn(i++).getString());
   return r;
 }
 
@@ -102,6 +106,30 @@ Measurement read_measurement(SQLite::Statement& q, int i) {
   return m;
 }
 
+std::optional<int64_t> optional_int(const SQLite::Column& c) {
+  return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
+}
+
+CompiledKernel read_compiled(SQLite::Statement& q, int i) {
+  CompiledKernel k;
+  k.id = q.getColumn(i++).getInt64();
+  k.run_id = q.getColumn(i++).getInt64();
+  k.key = stored_params(q, i++, "compiled_kernels", k.id);
+  k.config = stored_params(q, i++, "compiled_kernels", k.id);
+  k.kernel = q.getColumn(i++).getString();
+  k.symbol = q.getColumn(i++).getString();
+  k.arch = q.getColumn(i++).getString();
+  k.status = status_from_string(q.getColumn(i++).getString());
+  k.compile_seconds = q.getColumn(i++).getDouble();
+  k.from_cache = q.getColumn(i++).getInt() != 0;
+  auto& r = k.resources;
+  for (auto* v : {&r.vgprs, &r.agprs, &r.sgprs, &r.scratch_bytes, &r.lds_bytes, &r.waves_per_simd})
+    *v = optional_int(q.getColumn(i++));
+  k.detail = q.getColumn(i++).getString();
+  k.recorded_at = q.getColumn(i++).getString();
+  return k;
+}
+
 Gap read_gap(SQLite::Statement& q, int i) {
   Gap g;
   g.id = q.getColumn(i++).getInt64();
@@ -135,7 +163,7 @@ bool is_identifier(std::string_view s) {
 
 // Conditions on a row's run (alias r).
 std::vector<Condition> run_conditions(const Filter& f) {
-  std::vector<Condition> c;
+  std::vector<Condition> c = {{"r.kind = ?", {std::string(to_string(f.run_kind))}}};
   if (f.family) c.push_back({"r.family = ?", {*f.family}});
   if (f.arch) c.push_back({"r.arch = ?", {*f.arch}});
   if (f.device_name) c.push_back({"r.device_name = ?", {*f.device_name}});
@@ -197,9 +225,9 @@ class SqliteDatabase final : public Database {
       SQLite::Statement q(c_,
                           "INSERT INTO runs (started_at, family, backend, device_name, arch, compute_units, "
                           "driver_version, compiler_version, template_hash, ktune_version, host, command, copy_gbps, "
-                          "matrix_tflops, matrix_probe) "
+                          "matrix_tflops, matrix_probe, kind) "
                           "VALUES (coalesce(nullif(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), "
-                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       int i = 1;
       for (const auto* s : {&r.started_at, &r.family, &r.backend, &r.device_name, &r.arch}) q.bind(i++, *s);
       q.bind(i++, r.compute_units);
@@ -209,17 +237,19 @@ class SqliteDatabase final : public Database {
       q.bind(i++, r.copy_gbps);
       q.bind(i++, r.matrix_tflops);
       q.bind(i++, r.matrix_probe);
+      q.bind(i++, std::string(to_string(r.kind)));
       q.exec();
       return c_.getLastInsertRowid();
     });
   }
 
   Run run(int64_t id) override {
-    Filter f;
-    f.run_id = id;
-    auto found = runs(f);
-    if (found.empty()) throw Error(fmt::format("{}: no run {}", path_, id));
-    return found.front();
+    return guard("reading a run", [&] {
+      SQLite::Statement q(c_, fmt::format("SELECT {} FROM runs AS r WHERE r.id = ?", run_columns));
+      q.bind(1, id);
+      if (!q.executeStep()) throw Error(fmt::format("{}: no run {}", path_, id));
+      return read_run(q, 0);
+    });
   }
 
   std::vector<Run> runs(const Filter& f) override {
@@ -236,7 +266,8 @@ class SqliteDatabase final : public Database {
 
   std::vector<Run> compatible_runs(const Run& like) override {
     return guard("reading compatible runs", [&] {
-      std::vector<Condition> where = {{"r.family = ?", {like.family}},
+      std::vector<Condition> where = {{"r.kind = ?", {std::string(to_string(like.kind))}},
+                                      {"r.family = ?", {like.family}},
                                       {"r.backend = ?", {like.backend}},
                                       {"r.device_name = ?", {like.device_name}},
                                       {"r.arch = ?", {like.arch}},
@@ -311,23 +342,71 @@ class SqliteDatabase final : public Database {
   }
 
   std::vector<std::pair<Params, Params>> done(const std::vector<int64_t>& run_ids) override {
-    if (run_ids.empty()) return {};
-    return guard("reading measured candidates", [&] {
-      std::string placeholders;
-      for (size_t i = 0; i < run_ids.size(); ++i) placeholders += i ? ", ?" : "?";
-      SQLite::Statement q(c_, fmt::format("SELECT DISTINCT key, config FROM measurements WHERE run_id IN ({}) "
-                                          "ORDER BY key, config",
-                                          placeholders));
-      int i = 1;
-      for (auto id : run_ids) q.bind(i++, id);
-      std::vector<std::pair<Params, Params>> out;
-      while (q.executeStep()) {
-        const auto where = fmt::format("run {}", fmt::join(run_ids, ", "));
-        out.emplace_back(stored_text(q.getColumn(0).getString(), "measurements", where, "key"),
-                         stored_text(q.getColumn(1).getString(), "measurements", where, "config"));
+    return pairs_of("measurements", run_ids);
+  }
+
+  size_t record_compiled(const std::vector<CompiledKernel>& kernels) override {
+    if (kernels.empty()) return 0;
+    for (const auto& k : kernels)
+      if (k.status != Status::ok && k.status != Status::compile_error)
+        throw Error(fmt::format("{}: record_compiled (run {}, key {}, config {}): status {} is no compile outcome "
+                                "(ok or compile_error)",
+                                path_, k.run_id, k.key.canonical(), k.config.canonical(), to_string(k.status)));
+    const auto what = fmt::format("record_compiled (run {}, {} rows)", kernels.front().run_id, kernels.size());
+    return write(what, [&] {
+      SQLite::Statement run(c_, "SELECT family, arch FROM runs WHERE id = ?");
+      SQLite::Statement q(c_,
+                          "INSERT INTO compiled_kernels (run_id, family, key, config, kernel, symbol, arch, status, "
+                          "compile_seconds, from_cache, vgprs, agprs, sgprs, scratch_bytes, lds_bytes, waves_per_simd, "
+                          "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      for (const auto& k : kernels) {
+        run.bind(1, k.run_id);
+        if (!run.executeStep()) throw Error(fmt::format("{}: {}: no run {}", path_, what, k.run_id));
+        const std::string family = run.getColumn(0).getString(), arch = run.getColumn(1).getString();
+        run.reset();
+        int i = 1;
+        q.bind(i++, k.run_id);
+        q.bind(i++, family);
+        q.bind(i++, k.key.canonical());
+        q.bind(i++, k.config.canonical());
+        q.bind(i++, k.kernel);
+        q.bind(i++, k.symbol);
+        q.bind(i++, arch);
+        q.bind(i++, std::string(to_string(k.status)));
+        q.bind(i++, k.compile_seconds);
+        q.bind(i++, k.from_cache ? 1 : 0);
+        const auto& r = k.resources;
+        for (const auto* v : {&r.vgprs, &r.agprs, &r.sgprs, &r.scratch_bytes, &r.lds_bytes, &r.waves_per_simd})
+          if (*v)
+            q.bind(i++, **v);
+          else
+            q.bind(i++);  // NULL: the code object does not say
+        q.bind(i++, k.detail);
+        q.exec();
+        q.reset();
       }
+      return kernels.size();
+    });
+  }
+
+  std::vector<CompiledKernel> compiled_kernels(const Filter& f) override {
+    return guard("reading compiled kernels", [&] {
+      auto compile_runs = f;
+      compile_runs.run_kind = RunKind::compile;
+      auto where = run_conditions(compile_runs);
+      append(where, key_conditions(f, "k.key_json"));
+      if (f.status) where.push_back({"k.status = ?", {std::string(to_string(*f.status))}});
+      auto q = select(
+          c_, fmt::format("SELECT {} FROM compiled_kernels AS k JOIN runs AS r ON r.id = k.run_id", compiled_columns),
+          where, "ORDER BY k.id");
+      std::vector<CompiledKernel> out;
+      while (q.executeStep()) out.push_back(read_compiled(q, 0));
       return out;
     });
+  }
+
+  std::vector<std::pair<Params, Params>> compiled(const std::vector<int64_t>& run_ids) override {
+    return pairs_of("compiled_kernels", run_ids);
   }
 
   int64_t add_gap(const Gap& g) override {
@@ -400,8 +479,8 @@ class SqliteDatabase final : public Database {
 
   std::vector<std::string> arches(const std::string& family) override {
     return guard("reading arches", [&] {
-      SQLite::Statement q(c_, "SELECT arch FROM runs WHERE family = ?1 UNION SELECT arch FROM gaps WHERE family = ?1 "
-                              "ORDER BY arch");
+      SQLite::Statement q(c_, "SELECT arch FROM runs WHERE family = ?1 AND kind = 'sweep' "
+                              "UNION SELECT arch FROM gaps WHERE family = ?1 ORDER BY arch");
       q.bind(1, family);
       std::vector<std::string> out;
       while (q.executeStep()) out.push_back(q.getColumn(0).getString());
@@ -439,6 +518,27 @@ class SqliteDatabase final : public Database {
   }
 
  private:
+  // The distinct (key, config) pairs of `table` in `run_ids`, sorted by canonical text.
+  std::vector<std::pair<Params, Params>> pairs_of(std::string_view table, const std::vector<int64_t>& run_ids) {
+    if (run_ids.empty()) return {};
+    return guard(fmt::format("reading the candidates of {}", table), [&] {
+      std::string placeholders;
+      for (size_t i = 0; i < run_ids.size(); ++i) placeholders += i ? ", ?" : "?";
+      SQLite::Statement q(c_, fmt::format("SELECT DISTINCT key, config FROM {} WHERE run_id IN ({}) "
+                                          "ORDER BY key, config",
+                                          table, placeholders));
+      int i = 1;
+      for (auto id : run_ids) q.bind(i++, id);
+      std::vector<std::pair<Params, Params>> out;
+      while (q.executeStep()) {
+        const auto where = fmt::format("run {}", fmt::join(run_ids, ", "));
+        out.emplace_back(stored_text(q.getColumn(0).getString(), table, where, "key"),
+                         stored_text(q.getColumn(1).getString(), table, where, "config"));
+      }
+      return out;
+    });
+  }
+
   // Runs `body`, turning SQLite's exceptions into Errors that name the file and the operation.
   template <class Body>
   auto guard(std::string_view what, Body&& body) -> decltype(body()) {

@@ -15,13 +15,21 @@
 
 namespace ktune::db {
 
-// Provenance of one sweep run: the validators codegen checks before it trusts a result.
+// A sweep measures on a device; a compile-only run (`ktune compile --db`) compiled the candidates
+// for a target and read their code objects, with no device: it has no roofs, no measurements and no
+// gaps, only compiled kernels, and readers of measurements, winners and gaps never see it.
+enum class RunKind { sweep, compile };
+std::string_view to_string(RunKind k) noexcept;
+RunKind run_kind_from_string(std::string_view s);  // throws Error
+
+// Provenance of one run: the validators codegen checks before it trusts a result.
 struct Run {
   int64_t id = 0;
+  RunKind kind = RunKind::sweep;
   std::string started_at;  // UTC, ISO 8601
   std::string family;
   std::string backend;      // "cuda", "hip"
-  std::string device_name;  // "NVIDIA H200"
+  std::string device_name;  // "NVIDIA H200"; "" for a compile-only run
   std::string arch;         // "sm_90a"
   int compute_units = 0;
   std::string driver_version;
@@ -86,6 +94,34 @@ struct Gap {
   std::string created_at;     // set by add_gap(): UTC, ISO 8601
 };
 
+// What a code object says one kernel uses; none where it does not say (or ktune does not read
+// that target's objects). Read from metadata, not measured.
+struct KernelResources {
+  std::optional<int64_t> vgprs;           // vector registers per lane (AMD: architectural + accumulation)
+  std::optional<int64_t> agprs;           // AMD accumulation registers per lane (part of vgprs on CDNA)
+  std::optional<int64_t> sgprs;           // scalar registers per wave
+  std::optional<int64_t> scratch_bytes;   // private memory per lane: spills and stack (0: none)
+  std::optional<int64_t> lds_bytes;       // LDS / shared memory per workgroup the kernel declares
+  std::optional<int64_t> waves_per_simd;  // waves one SIMD holds at once, by registers and LDS
+};
+
+// One kernel of one compiled candidate of a compile-only run, or the candidate's failed program.
+struct CompiledKernel {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  Params key;
+  Params config;
+  std::string kernel;          // the name expression, "ktune::mla_decode_mma<...>"; "" for a failed program
+  std::string symbol;          // the lowered name in the code object; "" for a failed program
+  std::string arch;            // the run's; set by record_compiled()
+  Status status = Status::ok;  // ok or compile_error
+  double compile_seconds = 0;  // the program's compile (or cache load), shared by its kernels
+  bool from_cache = false;
+  KernelResources resources;
+  std::string detail;       // the compiler log excerpt of a failed program
+  std::string recorded_at;  // set by record_compiled(): UTC, ISO 8601
+};
+
 // The best verified measurement of one key in one run.
 struct Winner {
   Run run;
@@ -103,6 +139,9 @@ struct HashAdoption {
 // one such measurement. gaps(): device_name keeps declared gaps (they hold for the whole arch)
 // and gaps measured on that device; status does not apply to gaps.
 struct Filter {
+  // runs() lists runs of this kind; measurements, winners, gaps and arches() are only ever of
+  // sweeps, compiled_kernels() only of compile-only runs.
+  RunKind run_kind = RunKind::sweep;
   std::optional<std::string> family, arch, device_name;
   std::optional<int64_t> run_id;
   // Key fields that must match exactly (name, value); names are identifiers.
@@ -131,8 +170,8 @@ class Database {
   virtual int64_t begin_run(const Run& r) = 0;
   virtual Run run(int64_t id) = 0;                          // throws Error for an unknown id
   virtual std::vector<Run> runs(const Filter& f = {}) = 0;  // ordered by id
-  // Runs of `family` on the same device and arch, with the same compiler and template hash: what
-  // --resume may continue (tuner/sweep/runner.hpp says which).
+  // Runs of `like`'s kind and family on the same device and arch, with the same compiler and
+  // template hash: what --resume may continue (tuner/sweep/runner.hpp, sweep/compile_run.hpp).
   virtual std::vector<Run> compatible_runs(const Run& like) = 0;
 
   // One committed transaction; the family is the run's. Returns the new measurement id.
@@ -142,13 +181,22 @@ class Database {
   // distinct, sorted by canonical text.
   virtual std::vector<std::pair<Params, Params>> done(const std::vector<int64_t>& run_ids) = 0;
 
+  // All of `kernels` in one committed transaction, or none of them; each must be of a compile-only
+  // run and have status ok (with a symbol) or compile_error (without). Returns how many it recorded.
+  virtual size_t record_compiled(const std::vector<CompiledKernel>& kernels) = 0;
+  // Rows of compile-only runs (the filter's run_kind is ignored), ordered by id.
+  virtual std::vector<CompiledKernel> compiled_kernels(const Filter& f = {}) = 0;
+  // (key, config) pairs with a row in any of `run_ids` of compiled_kernels (for compile --resume);
+  // distinct, sorted by canonical text.
+  virtual std::vector<std::pair<Params, Params>> compiled(const std::vector<int64_t>& run_ids) = 0;
+
   // One committed transaction; replaces the gap of the same family/arch/key/source (keeping its
   // id). Returns the gap's id.
   virtual int64_t add_gap(const Gap& g) = 0;
   virtual bool remove_gap(const std::string& family, const std::string& arch, const Params& key,
                           const std::string& source) = 0;   // false if there was none
   virtual std::vector<Gap> gaps(const Filter& f = {}) = 0;  // ordered by family, arch, key, source
-  // The arches `family` has runs or gaps of, sorted. Reads no key text, so that a malformed row
+  // The arches `family` has sweep runs or gaps of, sorted. Reads no key text, so that a malformed row
   // of one arch stands in the way of that arch alone.
   virtual std::vector<std::string> arches(const std::string& family) = 0;
 

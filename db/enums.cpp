@@ -1,4 +1,4 @@
-// Text forms of Status and GapReason: the values the CHECK constraints of schema.sql accept.
+// Text forms of Status, GapReason and RunKind: the values the CHECK constraints of schema.sql accept.
 #include <array>
 
 #include <fmt/format.h>
@@ -14,6 +14,7 @@ constexpr std::array<std::string_view, 6> status_names = {"ok",    "verify_faile
                                                           "fault", "timeout",       "infeasible"};
 constexpr std::array<std::string_view, 6> gap_reason_names = {"no_config", "compile_error", "verify_failed",
                                                               "fault",     "timeout",       "declared"};
+constexpr std::array<std::string_view, 2> run_kind_names = {"sweep", "compile"};
 
 template <size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, size_t i) noexcept {
@@ -34,5 +35,8 @@ Status status_from_string(std::string_view s) { return from_name<Status>(status_
 
 std::string_view to_string(GapReason r) noexcept { return name_of(gap_reason_names, static_cast<size_t>(r)); }
 GapReason gap_reason_from_string(std::string_view s) { return from_name<GapReason>(gap_reason_names, s, "gap reason"); }
+
+std::string_view to_string(RunKind k) noexcept { return name_of(run_kind_names, static_cast<size_t>(k)); }
+RunKind run_kind_from_string(std::string_view s) { return from_name<RunKind>(run_kind_names, s, "run kind"); }
 
 }  // namespace ktune::db

@@ -27,12 +27,67 @@ BEGIN
 END;
 )sql";
 
+// A compile-only run (`ktune compile --db`): no device, no roofs, no timings. runs.kind tells it
+// from a sweep, and the triggers keep the two apart: a measurement belongs to a sweep run, a
+// compiled kernel to a compile run, so no reader of measurements or winners can take a compile
+// for a timing. One row per kernel of each candidate compiled (a candidate's program may hold
+// several kernels: mla_decode's main kernel and its combine), or one per candidate whose program
+// failed. Resource columns are what the code object's metadata says, NULL where it says nothing
+// (a target whose objects ktune does not read).
+constexpr std::string_view compiled_kernels_sql = R"sql(
+ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'sweep' CHECK (kind IN ('sweep', 'compile'));
+CREATE TRIGGER compile_runs_have_no_roofs BEFORE INSERT ON runs
+WHEN NEW.kind = 'compile' AND (NEW.copy_gbps <> 0 OR NEW.matrix_tflops <> 0)
+BEGIN
+  SELECT RAISE(ABORT, 'a compile-only run measures no roofs');
+END;
+CREATE TRIGGER measurements_belong_to_sweeps BEFORE INSERT ON measurements
+WHEN (SELECT kind FROM runs WHERE id = NEW.run_id) <> 'sweep'
+BEGIN
+  SELECT RAISE(ABORT, 'measurements belong to sweep runs, not to a compile-only run');
+END;
+CREATE TABLE compiled_kernels (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL,
+  family          TEXT NOT NULL,
+  key             TEXT NOT NULL,
+  config          TEXT NOT NULL,
+  kernel          TEXT NOT NULL,            -- the name expression; '' where the program failed
+  symbol          TEXT NOT NULL,            -- the lowered (mangled) name; '' where the program failed
+  arch            TEXT NOT NULL CHECK (arch <> ''),
+  status          TEXT NOT NULL CHECK (status IN ('ok', 'compile_error')),
+  compile_seconds REAL NOT NULL CHECK (compile_seconds >= 0),
+  from_cache      INTEGER NOT NULL CHECK (from_cache IN (0, 1)),
+  vgprs           INTEGER CHECK (vgprs >= 0),
+  agprs           INTEGER CHECK (agprs >= 0),
+  sgprs           INTEGER CHECK (sgprs >= 0),
+  scratch_bytes   INTEGER CHECK (scratch_bytes >= 0),
+  lds_bytes       INTEGER CHECK (lds_bytes >= 0),
+  waves_per_simd  INTEGER CHECK (waves_per_simd >= 0),
+  detail          TEXT NOT NULL,
+  recorded_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  key_json        TEXT GENERATED ALWAYS AS (CASE key WHEN '' THEN '{}'
+                    ELSE '{"' || replace(replace(key, '=', '":'), ',', ',"') || '}' END) VIRTUAL,
+  config_json     TEXT GENERATED ALWAYS AS (CASE config WHEN '' THEN '{}'
+                    ELSE '{"' || replace(replace(config, '=', '":'), ',', ',"') || '}' END) VIRTUAL,
+  FOREIGN KEY (run_id, family) REFERENCES runs (id, family) ON DELETE CASCADE,
+  CHECK ((status = 'ok') = (symbol <> ''))
+);
+CREATE INDEX compiled_kernels_by_run_key ON compiled_kernels (run_id, key, config);
+CREATE TRIGGER compiled_kernels_belong_to_compile_runs BEFORE INSERT ON compiled_kernels
+WHEN (SELECT kind FROM runs WHERE id = NEW.run_id) <> 'compile'
+BEGIN
+  SELECT RAISE(ABORT, 'compiled kernels belong to compile-only runs');
+END;
+)sql";
+
 }  // namespace
 
 std::span<const Migration> migrations() noexcept {
   static const Migration steps[] = {
       {1, "runs, measurements, gaps, the winners view", schema_sql},
       {2, "runs.matrix_probe", matrix_probe_sql},
+      {3, "runs.kind, compiled_kernels", compiled_kernels_sql},
   };
   return steps;
 }

@@ -76,23 +76,23 @@ TEST(DbMigration, HandBuiltOlderFileMigratesKeepingItsRows) {
 
 // A step that rebuilds a table the usual SQLite way (a new one, the rows copied, the old one
 // dropped, the new one renamed) keeps the rows that refer to it: foreign keys, whose ON DELETE
-// CASCADE would follow the drop, are switched on only after migrating. (Such a step must make the
-// views and triggers naming the table again, which the drop removes: this one does, and the
-// trigger of version 2 still refuses a roof without its probe.)
+// CASCADE would follow the drop, are switched on only after migrating. (Such a step must drop the
+// views and the triggers naming the table, on it or on other tables, and make them again: this one
+// does, and the trigger of version 2 still refuses a roof without its probe.)
 TEST(DbMigration, AStepThatRebuildsRunsKeepsTheRowsReferringToThem) {
   test::TempDir dir;
   const auto path = dir.file("v1.db");
   test::write_v1_by_hand(path);
   open_connection(path, Access::read_write, migrations());  // the runs table of today's version
-  std::string create, drop_views, create_again;             // (the views name runs: dropped and made again)
+  std::string create, drop_views, create_again;             // (views and triggers name runs: dropped and made again)
   {
     SQLite::Database raw(path, SQLite::OPEN_READONLY);
     create = raw.execAndGet("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").getString();
     SQLite::Statement named(raw, "SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger') "
                                  "ORDER BY type DESC");  // views first
     while (named.executeStep()) {
-      if (named.getColumn(0).getString() == "view")
-        drop_views += fmt::format("DROP VIEW {}; ", named.getColumn(1).getString());
+      drop_views += fmt::format("DROP {} {}; ", named.getColumn(0).getString() == "view" ? "VIEW" : "TRIGGER",
+                                named.getColumn(1).getString());
       create_again += named.getColumn(2).getString() + "; ";
     }
   }

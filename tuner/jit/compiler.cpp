@@ -20,6 +20,7 @@ struct Program {
   std::shared_ptr<const backend::CompileResult> result;
   std::string error;
   bool cache_hit = false;
+  double seconds = 0;                // compiling or loading it
   std::string cache_write_error;     // CodeCache::store's reason, when it failed
   std::string compiler_unavailable;  // CompilerUnavailable's message: the batch stops
 };
@@ -102,6 +103,7 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
                           nullptr,
                           {},
                           false,
+                          0,
                           {},
                           {}});
     job_program[i] = it->second;
@@ -113,7 +115,9 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
   std::atomic<bool> unavailable{false};  // once the compiler cannot run, no program is tried
   auto work = [&] {
     for (size_t i = next++; i < programs.size() && !unavailable; i = next++) {
+      const auto began = std::chrono::steady_clock::now();
       build(programs[i], compiler, compiler_identity, settings.cache);
+      programs[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       if (!programs[i].compiler_unavailable.empty()) unavailable = true;
       if (settings.on_progress) {
         std::lock_guard lock(progress_mutex);
@@ -145,6 +149,7 @@ CompileBatch compile_candidates(const Family& family, std::span<const CompileJob
     out.result = p.result;
     out.error = p.error;
     out.cache_hit = p.cache_hit;
+    out.seconds = p.seconds;
   }
   batch.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return batch;

@@ -58,6 +58,7 @@ struct CompileOutcome {
   std::shared_ptr<const backend::CompileResult> result;  // null when the program did not compile
   std::string error;                                     // when result is null: what failed, then the compiler log
   bool cache_hit = false;
+  double seconds = 0;  // the program's compile, or its load from the cache (shared by its candidates)
   bool ok() const noexcept { return result != nullptr; }
 };
 

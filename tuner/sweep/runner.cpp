@@ -17,6 +17,7 @@
 #include "common/seed.hpp"
 #include "common/stopwatch.hpp"
 #include "common/utf8.hpp"
+#include "kernels/kernel_resources.hpp"
 #include "sweep/memory.hpp"
 #include "sweep/protocol.hpp"
 #include "sweep/supervisor.hpp"
@@ -33,12 +34,6 @@ constexpr size_t kGapDetailChars = 600;
 // Copy probes of one device read a few percent apart (bench/roofline.hpp); beyond 8% it is another
 // device, or one not at its best.
 constexpr double kRoofDrift = 0.08;
-
-std::string excerpt(std::string_view text, size_t max) {
-  if (text.size() <= max) return std::string(text);
-  const size_t cut = utf8_boundary(text, max);
-  return fmt::format("{}\n[... {} more bytes]", text.substr(0, cut), text.size() - cut);
-}
 
 std::string_view status_name(Status s) noexcept {
   switch (s) {
@@ -73,8 +68,12 @@ struct KeyTally {
 
 // The most specific reason a key has no kernel: compile_error only when nothing compiled;
 // otherwise what the candidates that did compile ran into, the closest to working first.
+// A key whose every config was pruned for its resources (spills, no wave per SIMD) has no config
+// that can serve it, as one whose configs are all infeasible before compiling.
 db::GapReason gap_reason(const KeyTally& t) {
-  if (t.count(Status::compile_error) == t.failures.size()) return db::GapReason::compile_error;
+  const size_t compile_errors = t.count(Status::compile_error), pruned = t.count(Status::infeasible);
+  if (compile_errors + pruned == t.failures.size())
+    return compile_errors > 0 ? db::GapReason::compile_error : db::GapReason::no_config;
   if (t.count(Status::verify_failed)) return db::GapReason::verify_failed;
   if (t.count(Status::fault)) return db::GapReason::fault;
   return db::GapReason::timeout;
@@ -85,13 +84,14 @@ Status status_of(db::GapReason r) {
     case db::GapReason::compile_error: return Status::compile_error;
     case db::GapReason::verify_failed: return Status::verify_failed;
     case db::GapReason::fault: return Status::fault;
+    case db::GapReason::no_config: return Status::infeasible;
     default: return Status::timeout;
   }
 }
 
 std::string gap_detail(const KeyTally& t, Status shown) {
   std::vector<std::string> counts;
-  for (Status s : {Status::compile_error, Status::verify_failed, Status::fault, Status::timeout})
+  for (Status s : {Status::compile_error, Status::infeasible, Status::verify_failed, Status::fault, Status::timeout})
     if (size_t n = t.count(s)) counts.push_back(fmt::format("{} {}", n, status_name(s)));
   auto first = std::find_if(t.failures.begin(), t.failures.end(), [&](auto& f) { return f.first == shown; });
   return fmt::format("{} configs failed ({}); first {}: {}", t.failures.size(), fmt::join(counts, ", "),
@@ -187,7 +187,8 @@ class Sweep {
     t.messages += std::max(0.0, round_trip_s - w.total_ms / 1000);
   }
   size_t recorded() const {
-    return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout;
+    return summary_.ok + summary_.verify_failed + summary_.compile_error + summary_.fault + summary_.timeout +
+           summary_.pruned;
   }
   bool over_budget() const {
     return options_.budget_s > 0 && std::chrono::duration<double>(Clock::now() - start_).count() >= options_.budget_s;
@@ -328,6 +329,15 @@ db::Measurement Sweep::run_candidate(const PlannedKey& k, size_t i, const jit::C
   if (!code.ok()) {
     m.status = Status::compile_error;
     m.detail = excerpt(code.error, kDetailChars);
+    return m;
+  }
+  // What the code object says its kernels use (AMD targets): a config that spills or fits not one
+  // wave per SIMD is pruned without running, with the reason.
+  const auto used = read_resources(target_limits(run_.arch), code.name_expressions, *code.result,
+                                   family_.launch_info(k.key, k.configs[i]));
+  if (auto why = resource_infeasible(used.kernels)) {
+    m.status = Status::infeasible;
+    m.detail = *why;
     return m;
   }
   RunRequest req;
@@ -503,7 +513,7 @@ void Sweep::run_key(const PlannedKey& k, const jit::CompileBatch& batch, Progres
       case Status::compile_error: ++summary_.compile_error; break;
       case Status::fault: ++summary_.fault; break;
       case Status::timeout: ++summary_.timeout; break;
-      case Status::infeasible: break;
+      case Status::infeasible: ++summary_.pruned; break;
     }
     progress.candidate_done(m.status == Status::ok);
   }

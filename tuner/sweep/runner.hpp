@@ -61,6 +61,8 @@ struct SweepSummary {
   bool resumed = false;
   size_t keys = 0, candidates = 0, infeasible = 0, already_done = 0;
   size_t ok = 0, verify_failed = 0, compile_error = 0, fault = 0, timeout = 0;
+  // Compiled, but pruned for what the code object says its kernels use (recorded infeasible).
+  size_t pruned = 0;
   size_t not_started = 0;  // left when the budget ran out
   size_t gaps = 0;
   size_t workers_started = 0;
