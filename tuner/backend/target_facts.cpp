@@ -1,11 +1,11 @@
 // AMD targets' published facts. Each row names the part its figures are of and where they are
 // published; the register files and allocation granules are the ISA's (the CDNA ISA references and
 // LLVM's AMDGPU backend documentation, AMDGPUUsage). One device of gfx90a is one GCD of an MI250X.
-#include "kernels/target_facts.hpp"
+#include "backend/target_facts.hpp"
 
 #include <array>
 
-namespace ktune {
+namespace ktune::backend {
 namespace {
 
 constexpr int64_t KiB = 1024;
@@ -51,4 +51,4 @@ const TargetFacts* target_facts(std::string_view arch) noexcept {
   return nullptr;
 }
 
-}  // namespace ktune
+}  // namespace ktune::backend

@@ -1,12 +1,14 @@
 #pragma once
 // Published facts of AMD targets that a device does not report, or that ktune needs without a
-// device: the register file a wave's occupancy is computed from, the LDS per CU, the compute units
-// and the caches of the part a target names. Data with its sources (target_facts.cpp); nothing in
-// it was measured by ktune.
+// device: the register file a wave's occupancy is computed from, the LDS per CU, the compute units,
+// the caches and the memory bandwidth of the part a target names. MI300 and MI350 keep data between
+// launches in a 256 MiB Infinity Cache (a memory-side cache, AMD's "MALL") that hipDeviceProp_t does
+// not describe: timing rotates its inputs past it (DeviceInfo::last_level_cache_bytes). Data with
+// its sources (target_facts.cpp); nothing in it was measured by ktune.
 #include <cstdint>
 #include <string_view>
 
-namespace ktune {
+namespace ktune::backend {
 
 struct TargetFacts {
   std::string_view arch;     // compile target, "gfx942"
@@ -31,4 +33,4 @@ struct TargetFacts {
 // The facts of `arch`, or nullptr for a target ktune has none of (NVIDIA devices report theirs).
 const TargetFacts* target_facts(std::string_view arch) noexcept;
 
-}  // namespace ktune
+}  // namespace ktune::backend
