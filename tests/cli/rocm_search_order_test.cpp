@@ -66,11 +66,14 @@ TEST_F(RocmSearchOrder, RocmPathComesBeforeTheLoadersCopies) {
 }
 
 TEST_F(RocmSearchOrder, HipRtcComesFromTheRuntimesFolderBeforeRocmPath) {
-  // A ROCm 7 runtime with its hipRTC under another root than ROCM_PATH's: found by the loader.
+  // A ROCm 7 runtime with its hipRTC under another root than ROCM_PATH's, found by the loader;
+  // ROCM_PATH's install has a hipRTC but no runtime.
   const std::string other = tmp.path() + "/rocm-7.0/lib";
   stand_in(other, "libamdhip64.so.7", {"libamdhip64.so"});
   stand_in(other, "libhiprtc.so.7");
-  const auto loaded = devices("ROCM_PATH=" + tmp.path() + "/empty LD_LIBRARY_PATH=" + other + ":" + distribution);
+  const std::string partial = tmp.path() + "/partial";
+  stand_in(partial + "/lib", "libhiprtc.so.6");
+  const auto loaded = devices("ROCM_PATH=" + partial + " LD_LIBRARY_PATH=" + other + ":" + distribution);
   EXPECT_TRUE(contains(loaded.runtime, other + "/libamdhip64.so has no symbol")) << loaded.runtime;
   EXPECT_TRUE(contains(loaded.compiler, other + "/libhiprtc.so.7 has no symbol")) << loaded.compiler;
 }
