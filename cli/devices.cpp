@@ -94,6 +94,9 @@ Json backend_record(const backend::Backend& b, bool roofs) {
           : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
   r["runtime"] = b.available() ? Json{{"available", true}, {"driver", b.driver_version()}}
                                : Json{{"available", false}, {"reason", b.unavailable_reason()}};
+  // Which files are in use: on a machine with several ROCm (or CUDA) installs, the one that loaded.
+  if (const auto file = b.compiler_library(); !file.empty()) r["compiler"]["library"] = file;
+  if (const auto file = b.runtime_library(); !file.empty()) r["runtime"]["library"] = file;
   r["devices"] = Json::array();
   for (int i = 0; i < b.device_count(); ++i) r["devices"].push_back(device_record(b, i, roofs));
   return r;
@@ -108,8 +111,10 @@ std::string bytes_text(int64_t bytes) {
 }
 
 std::string status_text(const Json& part, const char* detail) {
-  return part["available"].get<bool>() ? part[detail].get<std::string>()
-                                       : "unavailable: " + part["reason"].get<std::string>();
+  const std::string text = part["available"].get<bool>() ? part[detail].get<std::string>()
+                                                         : "unavailable: " + part["reason"].get<std::string>();
+  return part.contains("library") ? fmt::format("{}\n            library {}", text, part["library"].get<std::string>())
+                                  : text;
 }
 
 void print_human(const Json& backends) {

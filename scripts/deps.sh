@@ -13,13 +13,21 @@ pkgs=(
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # dispatch lookup benchmarks
   librapidcheck-dev               # property tests of the generated dispatcher
-  libamdhip64-dev                 # HIP headers + hipRTC (compile for gfx90a without a GPU)
   clang-14 libclang-rt-14-dev     # libFuzzer + sanitizer runtimes: scripts/fuzz.sh fuzzes the space parser and db loader
   clang-format-14                 # scripts/format.sh: .clang-format is written for this major version
   python3                         # scripts/*.py (bench tables, ncu instruction mixes) and their tests
   chromium                        # the browser test of `ktune report` (headless)
   slurm-wlm munge                 # tests/slurm: scripts/slurm/ run on a one-node Slurm started by the test
 )
+# HIP headers + hipRTC (compile for gfx90a without a GPU) from Debian, unless a ROCm install is
+# there (ROCM_PATH, else /opt/rocm): ktune builds against and loads that one first, and a second,
+# older HIP beside it would only be a copy to mistake for it.
+rocm_root="${ROCM_PATH:-/opt/rocm}"
+if [ -f "$rocm_root/include/hip/hiprtc.h" ]; then
+  echo "deps: ROCm found at $rocm_root: no distribution HIP installed"
+else
+  pkgs+=(libamdhip64-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

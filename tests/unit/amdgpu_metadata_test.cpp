@@ -12,9 +12,9 @@
 
 #include "amdgpu_elf.hpp"
 #include "backend/amdgpu_metadata.hpp"
+#include "backend/target_facts.hpp"
 #include "common/error.hpp"
 #include "kernels/kernel_resources.hpp"
-#include "kernels/target_facts.hpp"
 
 namespace ktune {
 namespace {
@@ -74,7 +74,7 @@ TEST(AmdgpuMetadata, MalformedObjectsAreRefusedSayingWhy) {
 }
 
 TEST(KernelResources, WavesPerSimdFollowTheRegisterFilesAndTheLds) {
-  const TargetFacts& mi300 = *target_facts("gfx942");
+  const backend::TargetFacts& mi300 = *backend::target_facts("gfx942");
   EXPECT_EQ(waves_per_simd(mi300, 64, 32, 0, 256), 8) << "the most a SIMD holds";
   EXPECT_EQ(waves_per_simd(mi300, 128, 32, 0, 256), 4);
   EXPECT_EQ(waves_per_simd(mi300, 129, 32, 0, 256), 3) << "VGPRs are allocated in granules of 8";
@@ -82,7 +82,8 @@ TEST(KernelResources, WavesPerSimdFollowTheRegisterFilesAndTheLds) {
   EXPECT_EQ(waves_per_simd(mi300, 64, 102, 0, 256), 7) << "102 SGPRs take 112 of 800";
   EXPECT_EQ(waves_per_simd(mi300, 64, 32, 32 * 1024, 256), 2) << "two workgroups of 4 waves in 64 KiB";
   EXPECT_EQ(waves_per_simd(mi300, 64, 32, 64 * 1024 + 1, 256), 0) << "one workgroup does not fit the CU's LDS";
-  EXPECT_EQ(waves_per_simd(*target_facts("gfx950"), 64, 32, 64 * 1024 + 1, 256), 2) << "gfx950's 160 KiB hold two";
+  EXPECT_EQ(waves_per_simd(*backend::target_facts("gfx950"), 64, 32, 64 * 1024 + 1, 256), 2)
+      << "gfx950's 160 KiB hold two";
 }
 
 TEST(KernelResources, SpillsAndNoWaveArePrunedUnknownIsNot) {

@@ -4,7 +4,6 @@
 #include <limits>
 
 #include "backend/backend.hpp"
-#include "backend/memory_side_cache.hpp"
 #include "bench/rotations.hpp"
 #include "common/error.hpp"
 
@@ -30,20 +29,19 @@ TEST(TimingRotations, AHugeCacheOfTinyCopiesStaysAPositiveCount) {
   EXPECT_EQ(rotations_for(1, int64_t{1} << 30), std::numeric_limits<int>::max()) << "3 Gi copies do not fit an int";
 }
 
-// MI300's and MI350's Infinity Cache is what their inputs must be rotated past, not the L2.
-TEST(TimingRotations, MemorySideCachesOfTheArchesThatHaveOne) {
-  EXPECT_EQ(backend::memory_side_cache_bytes("gfx942"), int64_t{256} << 20);
-  EXPECT_EQ(backend::memory_side_cache_bytes("gfx950"), int64_t{256} << 20);
-  EXPECT_EQ(backend::memory_side_cache_bytes("gfx90a"), 0);
-  EXPECT_EQ(backend::memory_side_cache_bytes("sm_90a"), 0);
-}
-
 // The last-level cache is the larger of the reported L2 and the cache behind it.
 TEST(TimingRotations, TheLastLevelCacheOfADevice) {
   backend::DeviceInfo mi300;
   mi300.arch = "gfx942";
   mi300.l2_bytes = 4 << 20;  // one XCD's
-  EXPECT_EQ(mi300.last_level_cache_bytes(), int64_t{256} << 20);
+  EXPECT_EQ(mi300.last_level_cache_bytes(), int64_t{256} << 20) << "the Infinity Cache of target_facts";
+  backend::DeviceInfo mi355 = mi300;
+  mi355.arch = "gfx950";
+  EXPECT_EQ(mi355.last_level_cache_bytes(), int64_t{256} << 20);
+  backend::DeviceInfo mi250 = mi300;
+  mi250.arch = "gfx90a";
+  mi250.l2_bytes = 8 << 20;
+  EXPECT_EQ(mi250.last_level_cache_bytes(), int64_t{8} << 20) << "no cache behind the L2";
   backend::DeviceInfo h200;
   h200.arch = "sm_90a";
   h200.l2_bytes = 60 * kMB;

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/memory_side_cache.hpp"
+#include "backend/target_facts.hpp"
 
 namespace ktune::backend {
 
@@ -30,9 +30,12 @@ struct DeviceInfo {
   bool overlapping_launches = false;  // launch_dependent overlaps the launch ahead (CUDA, 9.0 on)
 
   // The most data that can stay cached between launches: the L2, or a larger cache behind it
-  // that the device does not report (memory_side_cache.hpp). Timing rotates its inputs past it;
+  // that the device does not report (target_facts.hpp). Timing rotates its inputs past it;
   // the copy probe exceeds it.
-  int64_t last_level_cache_bytes() const noexcept { return std::max(l2_bytes, memory_side_cache_bytes(arch)); }
+  int64_t last_level_cache_bytes() const noexcept {
+    const TargetFacts* facts = target_facts(arch);
+    return std::max(l2_bytes, facts ? facts->last_level_cache_bytes : 0);
+  }
 };
 
 struct CompileRequest {
@@ -139,6 +142,10 @@ class Backend {
   // always passes, a hash of its library), so that a patch release or a changed option misses.
   virtual std::string compiler_identity() const = 0;
   virtual CompileResult compile(const CompileRequest& req) const = 0;  // throws CompileError
+  // The files of the compiler's and the runtime's libraries in use, for people ("" where the
+  // backend does not say or did not load one).
+  virtual std::string compiler_library() const { return {}; }
+  virtual std::string runtime_library() const { return {}; }
 
   // Devices need the driver / runtime library and a GPU.
   virtual bool available() const noexcept = 0;

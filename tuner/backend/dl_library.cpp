@@ -15,6 +15,10 @@
 namespace ktune::backend {
 
 DlLibrary DlLibrary::open_first(std::initializer_list<std::string> candidates) {
+  return open_first(std::vector<std::string>(candidates));
+}
+
+DlLibrary DlLibrary::open_first(const std::vector<std::string>& candidates) {
   std::string tried;
   for (const std::string& name : candidates) {
     // RTLD_NODELETE: vendor runtimes leave threads and exit handlers behind, so their code
@@ -44,11 +48,17 @@ DlLibrary::~DlLibrary() {
 
 void* DlLibrary::find(const char* symbol) const noexcept { return handle_ ? dlsym(handle_, symbol) : nullptr; }
 
-std::string DlLibrary::content_hash() const {
+std::string DlLibrary::file() const {
   link_map* map = nullptr;
-  if (handle_ == nullptr || dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
-    return "unreadable";
-  std::ifstream f(map->l_name, std::ios::binary);
+  if (handle_ == nullptr || dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr ||
+      *map->l_name == '\0')
+    return path_;
+  return map->l_name;
+}
+
+std::string DlLibrary::content_hash() const {
+  if (handle_ == nullptr) return "unreadable";
+  std::ifstream f(file(), std::ios::binary);
   const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
   if (!f || !state || XXH3_64bits_reset(state.get()) != XXH_OK) return "unreadable";
   // In pieces: a compiler's library is large (NVRTC 13.0: 109 MB) and need not be in memory whole.

@@ -3,6 +3,7 @@
 // libraries this way, so that one ktune binary starts on machines without them.
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -13,6 +14,7 @@ class DlLibrary {
   // Opens the first of `candidates` (names for the loader's search, or absolute paths) that
   // loads. Throws Unavailable listing each candidate with the loader's reason.
   static DlLibrary open_first(std::initializer_list<std::string> candidates);
+  static DlLibrary open_first(const std::vector<std::string>& candidates);
 
   DlLibrary() = default;
   DlLibrary(DlLibrary&& other) noexcept;
@@ -22,6 +24,9 @@ class DlLibrary {
   ~DlLibrary();
 
   const std::string& path() const noexcept { return path_; }  // the candidate that loaded
+  // The file the loader mapped for it (the candidate's own path where it is one, else where the
+  // loader's search found it); the candidate when the loader does not say.
+  std::string file() const;
   // xxh3-64 (16 hex digits) of the bytes of the file the loader mapped; "unreadable" when that
   // file cannot be found or read. Reads the whole file (in pieces): call it once.
   std::string content_hash() const;
@@ -31,7 +36,7 @@ class DlLibrary {
   template <class F>
   F require(const char* symbol) const {
     if (void* p = find(symbol)) return reinterpret_cast<F>(p);
-    throw Unavailable(path_ + " has no symbol " + symbol);
+    throw Unavailable(file() + " has no symbol " + symbol);
   }
 
  private:

@@ -26,6 +26,16 @@ class HipBackend final : public Backend {
   std::string compiler_unavailable_reason() const override { return hiprtc_.reason(); }
   std::string compiler_version() const override { return hiprtc_.require().version(); }
   std::string compiler_identity() const override { return hiprtc_.require().identity(); }
+  std::string compiler_library() const override {
+    const HiprtcCompiler* c = hiprtc_.get();
+    return c ? c->library_file() : "";
+  }
+  // The runtime's, or without a device (which the runtime needs) the one hipRTC came with.
+  std::string runtime_library() const override {
+    if (const HipRuntime* h = runtime_.get()) return h->library_file();
+    const HiprtcCompiler* c = hiprtc_.get();
+    return c ? c->runtime_library_file() : "";
+  }
   CompileResult compile(const CompileRequest& req) const override {
     if (!handles_arch(req.arch))
       throw Error(fmt::format("the hip backend compiles for gfx* targets, not '{}'", req.arch));

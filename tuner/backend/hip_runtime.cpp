@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/rocm_libraries.hpp"
+
 namespace ktune::backend {
 namespace {
 
@@ -22,10 +24,7 @@ bool poisons_device(hipError_t e) {
 
 }  // namespace
 
-DlLibrary open_amdhip64() {
-  return DlLibrary::open_first(
-      {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"});
-}
+DlLibrary open_amdhip64() { return DlLibrary::open_first(amdhip64_candidates(rocm_root())); }
 
 std::string hip_version_string(int packed) {
   return fmt::format("{}.{}.{}", packed / 10000000, packed / 100000 % 100, packed % 100000);

@@ -10,7 +10,7 @@
 
 namespace ktune::backend {
 
-// libamdhip64 from the loader's path or ROCm's default prefix.
+// libamdhip64 in the order of rocm_libraries.hpp: ROCM_PATH (else /opt/rocm) first.
 DlLibrary open_amdhip64();
 // HIP's packed version number (50221153) as "5.2.21153".
 std::string hip_version_string(int packed);
@@ -41,6 +41,7 @@ class HipRuntime {
 
   int device_count() const noexcept { return device_count_; }
   const std::string& version() const noexcept { return version_; }  // "5.2.21153"
+  std::string library_file() const { return lib_.file(); }          // the libamdhip64 in use
 
   // "hipErrorX (the runtime's description)".
   std::string describe(hipError_t e) const;

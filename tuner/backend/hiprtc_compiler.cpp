@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/hip_runtime.hpp"
+#include "backend/rocm_libraries.hpp"
 
 namespace ktune::backend {
 
@@ -17,10 +18,11 @@ namespace {
 // Passed to every compile besides the arch.
 constexpr const char* kOptions[] = {"-O3", "-std=c++17"};
 
-// Debian's ROCm 5.2 has hipRTC inside libamdhip64 (nothing to open); later ROCm moved it to libhiprtc.
+// Debian's ROCm 5.2 has hipRTC inside libamdhip64 (nothing to open); later ROCm moved it to libhiprtc,
+// looked for beside the runtime first.
 DlLibrary open_separate_hiprtc(const DlLibrary& amdhip) {
   if (amdhip.find("hiprtcCreateProgram") != nullptr) return {};
-  return DlLibrary::open_first({"libhiprtc.so", "libhiprtc.so.6", "/opt/rocm/lib/libhiprtc.so"});
+  return DlLibrary::open_first(hiprtc_candidates(rocm_root(), amdhip.file()));
 }
 
 }  // namespace

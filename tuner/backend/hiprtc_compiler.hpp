@@ -26,6 +26,8 @@ class HiprtcCompiler {
   const std::string& version() const noexcept { return version_; }  // "hiprtc 5.2.21153"
   // What a code-object cache key must hold of this compiler (CompilerIdentity), on first call.
   const std::string& identity() const { return identity_.get(); }
+  std::string library_file() const { return rtc().file(); }            // the library that compiles
+  std::string runtime_library_file() const { return amdhip_.file(); }  // the HIP runtime it came with
   // Each call owns its program. Throws CompileError carrying the compiler log.
   CompileResult compile(const CompileRequest& req) const;
 

@@ -15,7 +15,8 @@ int64_t round_up(int64_t v, int64_t granule) { return (v + granule - 1) / granul
 
 }  // namespace
 
-int64_t waves_per_simd(const TargetFacts& f, int64_t vgprs, int64_t sgprs, int64_t lds_bytes, int64_t threads) {
+int64_t waves_per_simd(const backend::TargetFacts& f, int64_t vgprs, int64_t sgprs, int64_t lds_bytes,
+                       int64_t threads) {
   int64_t waves = f.max_waves_per_simd;
   waves = std::min(waves, f.vgprs_per_simd / round_up(std::max<int64_t>(vgprs, 1), f.vgpr_granule));
   waves = std::min(waves, f.sgprs_per_simd / round_up(std::max<int64_t>(sgprs, 1), f.sgpr_granule));
@@ -33,7 +34,7 @@ CandidateResources read_resources(const TargetLimits& target, const std::vector<
   CandidateResources out;
   for (size_t i = 0; i < name_expressions.size(); ++i)
     out.kernels.push_back({name_expressions[i], i < code.lowered_names.size() ? code.lowered_names[i] : "", {}});
-  const TargetFacts* facts = target_facts(target.arch);
+  const backend::TargetFacts* facts = backend::target_facts(target.arch);
   if (facts == nullptr) return out;  // not an AMD target: its code objects are not read
   backend::AmdgpuMetadata md;
   try {

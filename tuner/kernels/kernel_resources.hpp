@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/target_facts.hpp"
 #include "db/database.hpp"
 #include "kernels/family.hpp"
-#include "kernels/target_facts.hpp"
 
 namespace ktune {
 
@@ -29,7 +29,8 @@ struct CandidateResources {
 // accumulation together) and `sgprs` per wave, and workgroups of `threads` threads that use
 // `lds_bytes` of LDS: the least of the register files' and the LDS's limits, at most the
 // target's maximum; 0 where one workgroup does not fit a CU.
-int64_t waves_per_simd(const TargetFacts& facts, int64_t vgprs, int64_t sgprs, int64_t lds_bytes, int64_t threads);
+int64_t waves_per_simd(const backend::TargetFacts& facts, int64_t vgprs, int64_t sgprs, int64_t lds_bytes,
+                       int64_t threads);
 
 // The resources of each kernel of `code`, compiled for `target` from `name_expressions`. The
 // first kernel is the family's main one: `main_launch` gives its threads and dynamic LDS

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backend/target_facts.hpp"
 #include "common/error.hpp"
 #include "kernels/family.hpp"
 
@@ -14,10 +15,14 @@ namespace {
 
 constexpr int64_t KiB = 1024;
 
-// CDNA (gfx9): wave64; LDS per workgroup and per CU 64 KiB (gfx90a, gfx942) or 160 KiB (gfx950).
-// SIMT code computes in the 256 architectural VGPRs (the accumulation VGPRs only serve matrix cores
-// and spills); a workgroup spreads over the CU's 4 SIMDs of 512 VGPRs x 64 lanes each.
-TargetLimits cdna(const char* arch, int64_t lds) { return {arch, 64, lds, 1024, 256, 4 * 512 * 64}; }
+// CDNA (gfx9), from AMD's published facts (backend/target_facts.hpp): the wave size; a workgroup may
+// use the whole LDS of its CU (64 KiB on gfx90a and gfx942, 160 KiB on gfx950) and spreads over the
+// CU's SIMDs of 512 VGPRs x 64 lanes each. SIMT code computes in the 256 architectural VGPRs (the
+// accumulation VGPRs only serve matrix cores and spills).
+TargetLimits cdna(const char* arch) {
+  const backend::TargetFacts& f = *backend::target_facts(arch);
+  return {arch, f.wave_size, f.lds_per_cu_bytes, 1024, 256, int64_t{f.simds_per_cu} * f.vgprs_per_simd * f.wave_size};
+}
 
 // NVIDIA: warp 32; the largest opt-in shared memory per block, and 1 KiB more per SM, which the
 // runtime reserves per resident block; 255 registers per thread, 64 Ki per block and per SM. wgmma
@@ -28,8 +33,12 @@ TargetLimits nvidia(const char* arch, int64_t shared_optin, bool warpgroup_mma =
 
 const std::array<TargetLimits, 7>& known_targets() {
   static const std::array<TargetLimits, 7> targets = {
-      cdna("gfx90a", 64 * KiB),          cdna("gfx942", 64 * KiB),  cdna("gfx950", 160 * KiB),
-      nvidia("sm_80", 163 * KiB),        nvidia("sm_89", 99 * KiB), nvidia("sm_90", 227 * KiB),
+      cdna("gfx90a"),
+      cdna("gfx942"),
+      cdna("gfx950"),
+      nvidia("sm_80", 163 * KiB),
+      nvidia("sm_89", 99 * KiB),
+      nvidia("sm_90", 227 * KiB),
       nvidia("sm_90a", 227 * KiB, true),
   };
   return targets;
