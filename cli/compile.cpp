@@ -31,8 +31,8 @@ void run(const CompileOptions& o) {
   const Family& fam = family(o.kernel);
   const TargetLimits& target = target_limits(o.arch);
   backend::Backend& b = backend::for_arch(o.arch);
-  if (!b.compiler_available())
-    throw Unavailable(fmt::format("cannot compile for {}: {}", o.arch, b.compiler_unavailable_reason()));
+  if (!b.compiler_available(o.arch))
+    throw Unavailable(fmt::format("cannot compile for {}: {}", o.arch, b.compiler_unavailable_reason(o.arch)));
   const auto space = load_filtered_space(o);
   const auto plan = sweep::build_plan(space, target, {}, shard_of(o));
   std::vector<jit::CompileJob> jobs;
@@ -42,7 +42,7 @@ void run(const CompileOptions& o) {
   const bool quiet = globals().quiet;
   if (!quiet)
     fmt::print("compile: {} for {} with {}: {}; {} keys, {} candidates, {} infeasible\n", fam.name(), o.arch,
-               b.compiler_version(), space.origin, plan.keys.size(), jobs.size(), plan.infeasible);
+               b.compiler_version(o.arch), space.origin, plan.keys.size(), jobs.size(), plan.infeasible);
   std::fflush(stdout);
   auto cache = open_cache(o.cache);
   auto settings = compile_settings(o, o.arch, cache.get());
@@ -52,7 +52,7 @@ void run(const CompileOptions& o) {
       if (done == total) fmt::print(stderr, "\r\x1b[K");
       std::fflush(stderr);
     };
-  const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
+  const auto compiler = sweep::compiler_for(b, o.arch, compile_worker_command(b));
   const auto batch = jit::compile_candidates(fam, jobs, *compiler, settings);
 
   // One report per failed program, naming every candidate that needs it.

@@ -68,7 +68,7 @@ void run(const SweepCliOptions& o) {
   provenance.arch = info.arch;
   provenance.compute_units = info.compute_units;
   provenance.driver_version = b.driver_version();
-  provenance.compiler_version = b.compiler_version();
+  provenance.compiler_version = b.compiler_version(info.arch);
   provenance.template_hash = jit::template_hash(fam.template_file());
   provenance.ktune_version = KTUNE_VERSION;
   provenance.host = host_name();
@@ -85,7 +85,7 @@ void run(const SweepCliOptions& o) {
   options.progress = sweep::Progress::mode_for(stderr, globals().quiet);
 
   auto cache = open_cache(o.cache);
-  const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
+  const auto compiler = sweep::compiler_for(b, info.arch, compile_worker_command(b));
   auto db = db::Database::open(o.db, /*create=*/true);
   const auto s =
       sweep::run_sweep(space, *db, provenance, *compiler, compile_settings(o, info.arch, cache.get()), options);

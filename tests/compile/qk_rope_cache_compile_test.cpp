@@ -1,5 +1,6 @@
 // Every feasible kernel instance of qk_rope_cache's default space (the fused variants and the
-// kernels of the unfused baseline) compiles with hipRTC for gfx90a and with NVRTC for sm_90a; and
+// kernels of the unfused baseline) compiles with hipRTC for gfx90a, the offline clang for gfx942
+// and gfx950 and NVRTC for sm_90a; and
 // the check can fail: a planted error is rejected with the compiler's log.
 #include <gtest/gtest.h>
 
