@@ -45,7 +45,7 @@ TEST_P(MlaDecodeCompile, EveryFeasibleInstance) {
   compile_test::compile_all(family(), names, arch, 40);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompile, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompile, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 // The check above can fail: a source with an error is rejected, and the error carries the log
@@ -58,7 +58,7 @@ TEST_P(MlaDecodeCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
                                               "namespace mla_detail {", GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 // The fifth template argument (MATH) of a "ktune::mla_decode...<R, K, T, S, M, ...>" name.

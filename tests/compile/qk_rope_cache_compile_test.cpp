@@ -35,7 +35,7 @@ TEST_P(QkRopeCacheCompile, EveryFeasibleInstanceOfTheDefaultSpace) {
   compile_test::compile_all(family(), names, GetParam(), kInstancesPerProgram);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompile, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompile, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 // vec = 2 (4-byte accesses) is outside the default space but run by the GPU tests: its fused
@@ -61,7 +61,7 @@ TEST_P(QkRopeCacheCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
       "namespace rope_detail {", GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompileNegative, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompileNegative, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
