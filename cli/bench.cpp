@@ -196,7 +196,7 @@ backend::CompileResult compile(const BenchOptions& o, const Family& fam, const b
   settings.arch = arch;
   settings.jobs = 1;
   settings.cache = cache.get();
-  const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
+  const auto compiler = sweep::compiler_for(b, arch, compile_worker_command(b));
   const jit::CompileJob job{key, config};
   const auto batch = jit::compile_candidates(fam, std::span(&job, 1), *compiler, settings);
   warn_failed_cache_writes(batch.stats.cache_writes_failed, cache.get());

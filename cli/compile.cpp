@@ -54,8 +54,8 @@ void run(const CompileOptions& o) {
   const Family& fam = family(o.kernel);
   target_limits(o.arch);  // throws for an arch ktune has no limits for
   backend::Backend& b = backend::for_arch(o.arch);
-  if (!b.compiler_available())
-    throw Unavailable(fmt::format("cannot compile for {}: {}", o.arch, b.compiler_unavailable_reason()));
+  if (!b.compiler_available(o.arch))
+    throw Unavailable(fmt::format("cannot compile for {}: {}", o.arch, b.compiler_unavailable_reason(o.arch)));
   const auto space = load_filtered_space(o);
 
   db::Run provenance;
@@ -63,7 +63,7 @@ void run(const CompileOptions& o) {
   provenance.family = std::string(fam.name());
   provenance.backend = std::string(b.name());
   provenance.arch = o.arch;
-  provenance.compiler_version = b.compiler_version();
+  provenance.compiler_version = b.compiler_version(o.arch);
   provenance.template_hash = jit::template_hash(fam.template_file());
   provenance.ktune_version = KTUNE_VERSION;
   provenance.host = host_name();
@@ -84,11 +84,11 @@ void run(const CompileOptions& o) {
   options.shard = shard_of(o);
   std::unique_ptr<db::Database> db;
   if (!o.db.empty()) db = db::Database::open(o.db, /*create=*/true);
-  const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
+  const auto compiler = sweep::compiler_for(b, o.arch, compile_worker_command(b));
   if (!quiet) {
     const auto plan = sweep::build_plan(space, target_limits(o.arch), {}, options.shard);
     fmt::print("compile: {} for {} with {}: {}; {} keys, {} candidates, {} infeasible\n", fam.name(), o.arch,
-               b.compiler_version(), space.origin, plan.keys.size(), plan.candidates, plan.infeasible);
+               b.compiler_version(o.arch), space.origin, plan.keys.size(), plan.candidates, plan.infeasible);
   }
   std::fflush(stdout);
   const auto s = sweep::run_compile(space, db.get(), provenance, *compiler, settings, options);

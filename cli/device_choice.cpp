@@ -24,8 +24,8 @@ backend::DeviceInfo checked_device(const backend::Backend& b, int ordinal) {
   if (ordinal < 0 || ordinal >= b.device_count())
     throw Error(fmt::format("--device {}: {} has devices 0..{}", ordinal, b.name(), b.device_count() - 1));
   backend::DeviceInfo info = b.device_info(ordinal);
-  if (!b.compiler_available())
-    throw Unavailable(fmt::format("cannot compile for {}: {}", info.arch, b.compiler_unavailable_reason()));
+  if (!b.compiler_available(info.arch))
+    throw Unavailable(fmt::format("cannot compile for {}: {}", info.arch, b.compiler_unavailable_reason(info.arch)));
   return info;
 }
 

@@ -2,6 +2,7 @@
 // (and why not), and each device with its limits and its measured roofs: copy bandwidth and
 // matrix-core throughput (bench/matrix_probe.hpp; well under a second per device).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "bench/roofline.hpp"
 #include "common/error.hpp"
 #include "db_output.hpp"
+#include "kernels/family.hpp"
 #include "verb.hpp"
 
 namespace ktune::cli {
@@ -84,14 +86,29 @@ Json device_record(const backend::Backend& b, int ordinal, bool roofs) {
   return r;
 }
 
+// Per target the backend compiles for: each compiler it has, whether it builds the target (else
+// why not) and which one it chooses. identity: what code-object cache keys hold of the chosen
+// compiler (a cache seeded on another machine serves here only where this matches).
+Json compilers_record(const backend::Backend& b) {
+  Json targets = Json::array();
+  for (const std::string& arch : known_target_archs()) {
+    if (!b.handles_arch(arch)) continue;
+    Json compilers = Json::array();
+    for (const backend::CompilerStatus& c : b.compilers(arch)) {
+      Json one = {{"name", c.name}, {"chosen", c.chosen}, {"available", c.why_not.empty()}};
+      if (!c.version.empty()) one["version"] = c.version;
+      if (!c.why_not.empty()) one["reason"] = c.why_not;
+      if (c.chosen) one["identity"] = b.compiler_identity(arch);
+      compilers.push_back(std::move(one));
+    }
+    targets.push_back({{"arch", arch}, {"compilers", std::move(compilers)}});
+  }
+  return targets;
+}
+
 Json backend_record(const backend::Backend& b, bool roofs) {
   Json r = {{"name", b.name()}};
-  // identity: what code-object cache keys hold of the compiler (a cache seeded on another
-  // machine serves here only where this matches).
-  r["compiler"] =
-      b.compiler_available()
-          ? Json{{"available", true}, {"version", b.compiler_version()}, {"identity", b.compiler_identity()}}
-          : Json{{"available", false}, {"reason", b.compiler_unavailable_reason()}};
+  r["targets"] = compilers_record(b);
   r["runtime"] = b.available() ? Json{{"available", true}, {"driver", b.driver_version()}}
                                : Json{{"available", false}, {"reason", b.unavailable_reason()}};
   // Which files are in use: on a machine with several ROCm (or CUDA) installs, the one that loaded.
@@ -121,8 +138,16 @@ void print_human(const Json& backends) {
   std::vector<Record> rows;
   for (const Json& b : backends) {
     const std::string name = b["name"];
-    fmt::print("{}\n  compiler: {}\n  runtime:  {}\n", name, status_text(b["compiler"], "identity"),
-               status_text(b["runtime"], "driver"));
+    fmt::print("{}\n  runtime:  {}\n  compilers:\n", name, status_text(b["runtime"], "driver"));
+    for (const Json& t : b["targets"]) {
+      std::vector<std::string> each;
+      for (const Json& c : t["compilers"])
+        each.push_back(
+            c["available"].get<bool>()
+                ? fmt::format("{}{}", c["version"].get<std::string>(), c["chosen"].get<bool>() ? " (chosen)" : "")
+                : fmt::format("{}: cannot: {}", c["name"].get<std::string>(), c["reason"].get<std::string>()));
+      fmt::print("    {}: {}\n", t["arch"].get<std::string>(), fmt::join(each, "; "));
+    }
     for (const Json& d : b["devices"]) {
       Record row = {{"backend", name},
                     {"#", d["ordinal"]},

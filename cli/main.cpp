@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/amd_compiler_choice.hpp"
 #include "common/error.hpp"
 #include "jit/templates.hpp"
 #include "verb.hpp"
@@ -35,7 +36,10 @@ int main(int argc, char** argv) {
   app.add_option("--templates", globals().templates_dir, "Read kernel templates from DIR instead of the embedded copy")
       ->check(CLI::ExistingDirectory);
   app.add_flag("-q,--quiet", globals().quiet, "No progress output");
-  // The verbs inherit this: --templates and --quiet may also follow the verb, so that a command
+  app.add_option("--amd-compiler", globals().amd_compiler,
+                 "Compiler of AMD code objects: auto (hipRTC where it knows the arch, else clang), hiprtc or clang")
+      ->check(CLI::IsMember({"auto", "hiprtc", "clang"}));
+  // The verbs inherit this: --templates, --quiet and --amd-compiler may also follow the verb, so that a command
   // line of verb flags (a bench case, a script's argument list) can carry them.
   app.fallthrough();
   auto& vs = verbs();
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
   for (auto& [order, setup] : vs) setup(app);
   app.parse_complete_callback([] {
     if (!globals().templates_dir.empty()) ktune::jit::set_template_root(globals().templates_dir);
+    ktune::backend::set_amd_compiler_choice(ktune::backend::parse_amd_compiler_choice(globals().amd_compiler));
   });
   try {
     app.parse(argc, argv);

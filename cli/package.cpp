@@ -33,8 +33,8 @@ void run_package(const PackageOptions& o) {
   const auto& fam = family(o.kernel);
   dispatch::code_object_extension(o.arch);  // an unknown arch is refused before anything else
   backend::Backend& b = backend::for_arch(o.arch);
-  if (!b.compiler_available())
-    throw Unavailable(fmt::format("cannot compile for {}: {}", o.arch, b.compiler_unavailable_reason()));
+  if (!b.compiler_available(o.arch))
+    throw Unavailable(fmt::format("cannot compile for {}: {}", o.arch, b.compiler_unavailable_reason(o.arch)));
   dispatch::PackageRequest req;
   req.table.arch = o.arch;
   if (!o.device.empty()) req.table.device = o.device;
@@ -46,7 +46,7 @@ void run_package(const PackageOptions& o) {
   req.jobs = o.jobs;
   const auto cache = open_cache(o.cache);
   req.cache = cache.get();
-  const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
+  const auto compiler = sweep::compiler_for(b, o.arch, compile_worker_command(b));
   auto db = db::Database::open(o.db, /*create=*/false, /*read_only=*/true);
   const auto p = dispatch::write_package(*db, fam, *compiler, req);
   for (const auto& tuned : p.tuned_compiler_versions)

@@ -3,6 +3,7 @@
 // worker process, winners and gaps recorded as they are found, one run per device.
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -95,7 +96,11 @@ void run(const SweepCliOptions& o) {
   options.progress = sweep::Progress::mode_for(stderr, globals().quiet);
 
   auto cache = open_cache(o.cache);
-  const auto compiler = sweep::compiler_for(b, compile_worker_command(b));
+  // One compiler per arch (--mixed-devices may mix them), shared by that arch's devices.
+  std::map<std::string, std::unique_ptr<jit::Compiler>> compilers;
+  for (const auto& info : infos)
+    if (!compilers.contains(info.arch))
+      compilers.emplace(info.arch, sweep::compiler_for(b, info.arch, compile_worker_command(b)));
   std::vector<std::unique_ptr<db::Database>> connections;  // one per device: each runs on its own thread
   std::vector<sweep::Device> devices;
   for (size_t i = 0; i < ordinals.size(); ++i) {
@@ -109,7 +114,7 @@ void run(const SweepCliOptions& o) {
     d.provenance.arch = info.arch;
     d.provenance.compute_units = info.compute_units;
     d.provenance.driver_version = b.driver_version();
-    d.provenance.compiler_version = b.compiler_version();
+    d.provenance.compiler_version = b.compiler_version(info.arch);
     d.provenance.template_hash = jit::template_hash(fam.template_file());
     d.provenance.ktune_version = KTUNE_VERSION;
     d.provenance.host = host_name();
@@ -117,7 +122,7 @@ void run(const SweepCliOptions& o) {
     d.worker_command = compile_worker_command(b);
     d.worker_command.insert(d.worker_command.end(),
                             {"--device", std::to_string(ordinals[i]), "--parent-pid", std::to_string(::getpid())});
-    d.compiler = compiler.get();
+    d.compiler = compilers.at(info.arch).get();
     d.compile = compile_settings(o, info.arch, cache.get());
     d.label = fmt::format("device {}", ordinals[i]);
     devices.push_back(std::move(d));

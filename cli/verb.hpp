@@ -9,6 +9,7 @@ namespace ktune::cli {
 struct Globals {
   std::string templates_dir;  // --templates: override the embedded templates
   bool quiet = false;
+  std::string amd_compiler = "auto";  // --amd-compiler: auto, hiprtc or clang
 };
 Globals& globals();
 

@@ -13,6 +13,8 @@ pkgs=(
   libgtest-dev libgmock-dev       # tests
   libbenchmark-dev                # dispatch lookup benchmarks
   librapidcheck-dev               # property tests of the generated dispatcher
+  clang-22 lld-22 llvm-22         # the offline AMD compiler (gfx942, gfx950) and llvm-objdump for the ISA test
+  rocm-device-libs                # the device libraries clang links into AMD code objects
   clang-14 libclang-rt-14-dev     # libFuzzer + sanitizer runtimes: scripts/fuzz.sh fuzzes the space parser and db loader
   clang-format-14                 # scripts/format.sh: .clang-format is written for this major version
   python3                         # scripts/*.py (bench tables, ncu instruction mixes) and their tests

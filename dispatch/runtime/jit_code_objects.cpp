@@ -22,9 +22,9 @@ std::string basename(std::string_view path) {
 JitCompilerFor backend_compilers() {
   return [](std::string_view arch) -> std::shared_ptr<const jit::Compiler> {
     const backend::Backend& b = backend::for_arch(arch);
-    if (!b.compiler_available())
-      throw Unavailable(fmt::format("no compiler for {}: {}", arch, b.compiler_unavailable_reason()));
-    return std::make_shared<jit::BackendCompiler>(b);
+    if (!b.compiler_available(arch))
+      throw Unavailable(fmt::format("no compiler for {}: {}", arch, b.compiler_unavailable_reason(arch)));
+    return std::make_shared<jit::BackendCompiler>(b, arch);
   };
 }
 

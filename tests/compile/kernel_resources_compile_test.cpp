@@ -1,9 +1,11 @@
 // Resources read from real code objects: a few candidates of each family's smoke space compiled
-// with hipRTC for gfx90a (no device), and every kernel of them read from the object's metadata note:
-// registers, scratch, LDS (static and the launch's dynamic) and waves per SIMD.
+// for gfx90a (hipRTC), gfx942 and gfx950 (the offline clang), no device, and every kernel of them
+// read from the object's metadata note: registers, scratch, LDS (static and the launch's dynamic)
+// and waves per SIMD.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "backend/backend.hpp"
 #include "jit/compiler.hpp"
@@ -15,20 +17,23 @@
 namespace ktune {
 namespace {
 
-class KernelResourcesCompile : public testing::TestWithParam<std::string> {};
+// (family, AMD arch): hipRTC's gfx90a objects and the offline clang's gfx942 / gfx950 ones carry the
+// same metadata note.
+class KernelResourcesCompile : public testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
-TEST_P(KernelResourcesCompile, HipRtcObjectsOfGfx90aSayWhatTheirKernelsUse) {
-  const std::string arch = "gfx90a";
+TEST_P(KernelResourcesCompile, AmdCodeObjectsSayWhatTheirKernelsUse) {
+  const auto& [family_name, arch] = GetParam();
   const backend::Backend& b = backend::for_arch(arch);
-  if (!b.compiler_available()) GTEST_SKIP() << "hipRTC unavailable: " << b.compiler_unavailable_reason();
-  const Family& fam = family(GetParam());
+  if (!b.compiler_available(arch))
+    GTEST_SKIP() << "no compiler for " << arch << ": " << b.compiler_unavailable_reason(arch);
+  const Family& fam = family(family_name);
   const auto plan = sweep::build_plan(sweep::load_space("smoke", fam), target_limits(arch));
   std::vector<jit::CompileJob> jobs;
   for (const auto& k : plan.keys)
     for (const auto& c : k.configs)
       if (jobs.size() < 3) jobs.push_back({k.key, c});
   ASSERT_FALSE(jobs.empty());
-  const jit::BackendCompiler compiler(b);
+  const jit::BackendCompiler compiler(b, arch);
   jit::CompileSettings settings;
   settings.arch = arch;
   settings.jobs = 1;
@@ -56,8 +61,10 @@ TEST_P(KernelResourcesCompile, HipRtcObjectsOfGfx90aSayWhatTheirKernelsUse) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, KernelResourcesCompile, testing::Values("mla_decode", "qk_rope_cache"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(FamiliesAndArches, KernelResourcesCompile,
+                         testing::Combine(testing::Values("mla_decode", "qk_rope_cache"),
+                                          testing::Values("gfx90a", "gfx942", "gfx950")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 }  // namespace
 }  // namespace ktune

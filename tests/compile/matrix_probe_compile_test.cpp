@@ -31,8 +31,9 @@ backend::CompileRequest request(std::string source, const ProbeCase& c) {
 class MatrixProbeCompile : public testing::TestWithParam<ProbeCase> {
  protected:
   void SetUp() override {
-    if (!compiler().compiler_available())
-      GTEST_SKIP() << compiler().name() << " compiler unavailable: " << compiler().compiler_unavailable_reason();
+    if (!compiler().compiler_available(GetParam().arch))
+      GTEST_SKIP() << compiler().name()
+                   << " compiler unavailable: " << compiler().compiler_unavailable_reason(GetParam().arch);
   }
   const backend::Backend& compiler() const { return backend::for_arch(GetParam().arch); }
 };
@@ -72,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(Targets, MatrixProbeCompile,
 TEST(WgmmaProbeCompile, Sm90WithoutItsArchFeaturesIsRefused) {
   const ProbeCase c{"sm_90", bench::matrix_instruction("sm_90a")};
   const auto& compiler = backend::for_arch(c.arch);
-  if (!compiler.compiler_available()) GTEST_SKIP() << compiler.compiler_unavailable_reason();
+  if (!compiler.compiler_available(c.arch)) GTEST_SKIP() << compiler.compiler_unavailable_reason(c.arch);
   try {
     compiler.compile(request(jit::render(c.instruction.source), c));
     ADD_FAILURE() << "the wgmma probe compiled for sm_90";

@@ -1,7 +1,8 @@
 // Every feasible kernel instance of mla_decode (tests/compile/mla_decode_instances.toml, which
-// covers the default space) compiles with hipRTC for gfx90a and with NVRTC for sm_90a: the proof,
-// without a GPU, that each template instance of every math path (SIMT and matrix cores: MFMA on
-// gfx90a, mma.sync and wgmma on sm_90a) generates code for both vendors
+// covers the default space) compiles with hipRTC for gfx90a, with the offline clang for gfx942 and
+// gfx950 and with NVRTC for sm_90a: the proof, without a GPU, that each template instance of every
+// math path (SIMT and matrix cores: MFMA on CDNA, mma.sync and wgmma on sm_90a) generates code for
+// both vendors
 // (tests/compile/family_compile_support.hpp).
 #include <algorithm>
 #include <cctype>
@@ -44,7 +45,7 @@ TEST_P(MlaDecodeCompile, EveryFeasibleInstance) {
   compile_test::compile_all(family(), names, arch, 40);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompile, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompile, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 // The check above can fail: a source with an error is rejected, and the error carries the log
@@ -57,7 +58,7 @@ TEST_P(MlaDecodeCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
                                               "namespace mla_detail {", GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, MlaDecodeCompileNegative, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 // The fifth template argument (MATH) of a "ktune::mla_decode...<R, K, T, S, M, ...>" name.
@@ -99,8 +100,8 @@ std::string ptxas_performance_notes(const std::string& source, const std::vector
 
 TEST(MlaDecodeWgmma, ProductsStayAsynchronous) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
-  if (!compiler.compiler_available())
-    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  if (!compiler.compiler_available("sm_90a"))
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason("sm_90a");
   const std::vector<std::string> wgmma = default_instances([](const std::string& n) {
     return math_argument(n) == "2" || math_argument(n) == "3" || math_argument(n) == "4";
   });
@@ -142,8 +143,8 @@ int spill_store_bytes(const std::string& source, const std::vector<std::string>&
 
 TEST(MlaDecodeWgmma, TheProducersRegistersGoToTheMathWarpgroups) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
-  if (!compiler.compiler_available())
-    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  if (!compiler.compiler_available("sm_90a"))
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason("sm_90a");
   const std::vector<std::string> producer = default_instances([](const std::string& n) {
     const bool softmax_warpgroup = n.find(", 512, ") != std::string::npos && math_argument(n) == "2";
     return n.find(", 384, ") != std::string::npos || softmax_warpgroup;
@@ -175,8 +176,8 @@ TEST(MlaDecodeWgmma, TheProducersRegistersGoToTheMathWarpgroups) {
 // in flight (PV_PARTS = 1, the 16-row kernel's) they spill far more.
 TEST(MlaDecodeWgmma, ThirtyTwoRowTransposedKernelsKeepTheirAccumulatorsInRegisters) {
   const backend::Backend& compiler = backend::for_arch("sm_90a");
-  if (!compiler.compiler_available())
-    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason();
+  if (!compiler.compiler_available("sm_90a"))
+    GTEST_SKIP() << compiler.name() << " compiler unavailable: " << compiler.compiler_unavailable_reason("sm_90a");
   const std::vector<std::string> rows32 =
       default_instances([](const std::string& n) { return n.rfind("ktune::mla_decode_transposed<32, ", 0) == 0; });
   ASSERT_FALSE(rows32.empty()) << "the default space has no 32-row wgmma_t instance";

@@ -1,5 +1,6 @@
 // Every feasible kernel instance of qk_rope_cache's default space (the fused variants and the
-// kernels of the unfused baseline) compiles with hipRTC for gfx90a and with NVRTC for sm_90a; and
+// kernels of the unfused baseline) compiles with hipRTC for gfx90a, the offline clang for gfx942
+// and gfx950 and NVRTC for sm_90a; and
 // the check can fail: a planted error is rejected with the compiler's log.
 #include <gtest/gtest.h>
 
@@ -34,7 +35,7 @@ TEST_P(QkRopeCacheCompile, EveryFeasibleInstanceOfTheDefaultSpace) {
   compile_test::compile_all(family(), names, GetParam(), kInstancesPerProgram);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompile, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompile, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 // vec = 2 (4-byte accesses) is outside the default space but run by the GPU tests: its fused
@@ -60,7 +61,7 @@ TEST_P(QkRopeCacheCompileNegative, BrokenSourceFailsWithTheCompilerLog) {
       "namespace rope_detail {", GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompileNegative, testing::Values("gfx90a", "sm_90a"),
+INSTANTIATE_TEST_SUITE_P(Targets, QkRopeCacheCompileNegative, testing::Values("gfx90a", "gfx942", "gfx950", "sm_90a"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

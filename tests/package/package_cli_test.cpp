@@ -20,8 +20,8 @@ using namespace package_test;
 TEST(PackageCli, WritesThePackageOrRefusesTheArch) {
   if (!std::filesystem::exists(KTUNE_EXE))
     GTEST_SKIP() << KTUNE_EXE << " is not on this machine (the build tree's ktune)";
-  if (!backend::for_arch("sm_90a").compiler_available())
-    GTEST_SKIP() << "no NVRTC: " << backend::for_arch("sm_90a").compiler_unavailable_reason();
+  if (!backend::for_arch("sm_90a").compiler_available("sm_90a"))
+    GTEST_SKIP() << "no NVRTC: " << backend::for_arch("sm_90a").compiler_unavailable_reason("sm_90a");
   MlaDb m;
   fill_two_programs(m, "sm_90a", "NVIDIA H200");
   TempDir dir;

@@ -112,7 +112,8 @@ TEST(RuntimeJit, OffMeansNoCodeObject) {
 // in order.
 void compile_for_real(const std::string& arch) {
   const backend::Backend& b = backend::for_arch(arch);
-  if (!b.compiler_available()) GTEST_SKIP() << "no compiler for " << arch << ": " << b.compiler_unavailable_reason();
+  if (!b.compiler_available(arch))
+    GTEST_SKIP() << "no compiler for " << arch << ": " << b.compiler_unavailable_reason(arch);
   test::RopeDb db(rope_hash(), arch);
   db.ok(test::rope_key(16, 1, 1, 0, 1, 64), test::unfused_config(8, 256, false));
   test::FakeSetup f;

@@ -2,6 +2,8 @@
 // each package's code objects in its own directory. The second arch is the gfx90a test fixture of
 // tests/package/fixture_packages.cmake (H200 results renamed, never shipped), whose one unfused
 // winner also exercises qk_rope_cache's unfused launch sequence and its workspace.
+#include <cstring>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -63,9 +65,11 @@ TEST_F(RuntimeMultiArch, SelectsByTheDevicesArchAndLoadsFromItsPackage) {
 
   // Arches without a table: unsupported, naming those there are.
   FakeApi* other = nullptr;
-  auto on_other = fake_engine(other, setup("gfx942"));
+  auto on_other = fake_engine(other, setup("gfx908"));
   EXPECT_EQ(on_other->qk_rope_cache(rope_args(kFused), r), KTUNE_UNSUPPORTED);
-  EXPECT_THAT(r.message, HasSubstr("qk_rope_cache tables for gfx90a, sm_90a only"));
+  EXPECT_THAT(r.message,
+              HasSubstr(KTUNE_RUNTIME_CLANG_FIXTURE ? "qk_rope_cache tables for gfx90a, gfx942, gfx950, sm_90a only"
+                                                    : "qk_rope_cache tables for gfx90a, sm_90a only"));
   EXPECT_EQ(on_amd->select(kMlaDecode, key_values(ktune_mla_decode_key{16, 1, 1, 0, 32}), r), KTUNE_UNSUPPORTED);
   EXPECT_THAT(r.message, HasSubstr("mla_decode tables for sm_90a only"));
 
@@ -116,6 +120,64 @@ TEST_F(RuntimeMultiArch, LaunchesTheUnfusedBaselineInOrderWithItsWorkspace) {
   // cache(kv_c, k_pe_rot, slots): the rotated k_pe after it.
   EXPECT_EQ(api->launches[1].pointers[1], workspace.data() + k_pe_rot);
 }
+
+// MI300 (gfx942) and MI355 (gfx950): packages that the offline AMD compiler made from the fixture's
+// rows (tests/package/fixture_packages.cmake). The engine selects each arch's table, loads the
+// code object of that arch's package, an AMD GPU ELF whose flags name the arch and which holds
+// the symbols looked up, and launches the unfused sequence from it. Nothing ran on an AMD GPU.
+class RuntimeMi300Mi355 : public RuntimeMultiArch, public ::testing::WithParamInterface<std::pair<const char*, int>> {
+ protected:
+  void SetUp() override {
+    RuntimeMultiArch::SetUp();
+    if (!KTUNE_RUNTIME_CLANG_FIXTURE)
+      GTEST_SKIP() << "the gfx942 and gfx950 fixture packages need clang 20 or later at build time";
+  }
+};
+
+TEST_P(RuntimeMi300Mi355, LoadsAndLaunchesTheArchsOwnCodeObjects) {
+  const auto [arch, elf_mach] = GetParam();
+  FakeApi* api = nullptr;
+  auto engine = fake_engine(api, setup(arch));
+  ktune_result r{};
+  ASSERT_EQ(engine->qk_rope_cache(rope_args(kFused), r), KTUNE_OK) << r.message;
+  const auto* table = find_table(engine->tables(), kQkRopeCache, arch);
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->package, std::string("qk_rope_cache-") + arch);
+
+  auto args = rope_args(kUnfused);
+  size_t bytes = 0;
+  ASSERT_EQ(engine->qk_rope_cache_workspace_size(args, bytes, r), KTUNE_OK) << r.message;
+  std::vector<char> workspace(bytes);
+  args.workspace = workspace.data();
+  args.workspace_bytes = bytes;
+  ASSERT_EQ(engine->qk_rope_cache(args, r), KTUNE_OK) << r.message;
+  ASSERT_EQ(api->launches.size(), 5u);  // the fused kernel, then the unfused baseline's four
+  EXPECT_THAT(api->launches[4].symbol, HasSubstr("unfused_quantise"));
+
+  ASSERT_FALSE(api->loaded.empty());
+  for (const std::string& code : api->loaded) {
+    ASSERT_GE(code.size(), 64u);
+    EXPECT_EQ(code.substr(0, 4), "\x7f"
+                                 "ELF");
+    uint16_t machine = 0;
+    uint32_t flags = 0;
+    std::memcpy(&machine, code.data() + 18, sizeof machine);
+    std::memcpy(&flags, code.data() + 48, sizeof flags);
+    EXPECT_EQ(machine, 224) << "not an AMD GPU code object (EM_AMDGPU)";
+    EXPECT_EQ(flags & 0xffu, static_cast<uint32_t>(elf_mach)) << "the code object is not " << arch << "'s";
+  }
+  for (const std::string& symbol : api->symbols) {
+    bool held = false;
+    for (const std::string& code : api->loaded) held = held || code.find(symbol) != std::string::npos;
+    EXPECT_TRUE(held) << symbol << " is in no loaded code object";
+  }
+}
+
+// EF_AMDGPU_MACH of each arch (LLVM's ELF.h): gfx942 0x4c, gfx950 0x4f.
+INSTANTIATE_TEST_SUITE_P(Arches, RuntimeMi300Mi355,
+                         ::testing::Values(std::pair<const char*, int>{"gfx942", 0x4c},
+                                           std::pair<const char*, int>{"gfx950", 0x4f}),
+                         [](const auto& info) { return std::string(info.param.first); });
 
 }  // namespace
 }  // namespace ktune::runtime

@@ -45,6 +45,10 @@ class FakeApi final : public GpuApi {
   void* load(std::string_view code) const override {
     ++loads;
     std::this_thread::sleep_for(load_delay);
+    {
+      std::lock_guard lock(mutex_);
+      loaded.emplace_back(code);
+    }
     return new std::string(code);
   }
   void unload(void* module) const noexcept override {
@@ -78,6 +82,7 @@ class FakeApi final : public GpuApi {
   std::chrono::milliseconds load_delay{20};
   mutable std::atomic<int> loads{0}, unloads{0}, describes{0};
   mutable std::vector<std::string> symbols;
+  mutable std::vector<std::string> loaded;  // the bytes of every code object loaded
   mutable std::vector<RecordedLaunch> launches;
   bool record_launches = true;        // off: launches cost nothing (benchmarks)
   bool overlapping_launches = false;  // Device::overlapping_launches of the device it describes

@@ -45,15 +45,24 @@ TEST(BackendAvailability, AvailableRuntimeHasNoReasonAndADevice) {
 }
 
 TEST(BackendAvailability, CompilerStateIsConsistent) {
-  for (Backend* b : all()) {
-    if (b->compiler_available()) {
-      EXPECT_EQ(b->compiler_unavailable_reason(), "") << b->name();
-      EXPECT_FALSE(b->compiler_version().empty()) << b->name();
-    } else {
-      EXPECT_FALSE(b->compiler_unavailable_reason().empty()) << b->name();
-      EXPECT_THROW(b->compiler_version(), Unavailable) << b->name();
+  for (Backend* b : all())
+    for (const char* arch : {"gfx90a", "gfx942", "gfx950", "sm_90a"}) {
+      if (!b->handles_arch(arch)) continue;
+      if (b->compiler_available(arch)) {
+        EXPECT_EQ(b->compiler_unavailable_reason(arch), "") << b->name() << " " << arch;
+        EXPECT_FALSE(b->compiler_version(arch).empty()) << b->name() << " " << arch;
+      } else {
+        EXPECT_FALSE(b->compiler_unavailable_reason(arch).empty()) << b->name() << " " << arch;
+        EXPECT_THROW(b->compiler_version(arch), Unavailable) << b->name() << " " << arch;
+      }
+      // The compilers listed for the arch: the chosen one is the one compiler_version names.
+      size_t chosen = 0;
+      for (const CompilerStatus& c : b->compilers(arch)) {
+        EXPECT_EQ(c.chosen && !c.why_not.empty(), false) << c.name << " chosen though it cannot build " << arch;
+        chosen += c.chosen;
+      }
+      EXPECT_EQ(chosen, b->compiler_available(arch) ? 1u : 0u) << b->name() << " " << arch;
     }
-  }
 }
 
 }  // namespace

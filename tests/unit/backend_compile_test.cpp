@@ -39,8 +39,9 @@ class BackendCompile : public ::testing::TestWithParam<Target> {
   Backend* backend() {
     for (Backend* b : all()) {
       if (b->name() != GetParam().backend) continue;
-      if (b->compiler_available()) return b;
-      skip_reason = std::string(b->name()) + " compiler unavailable: " + b->compiler_unavailable_reason();
+      if (b->compiler_available(GetParam().arch)) return b;
+      skip_reason =
+          std::string(b->name()) + " compiler unavailable: " + b->compiler_unavailable_reason(GetParam().arch);
       return nullptr;
     }
     skip_reason = std::string(GetParam().backend) + " backend not built: its headers were not found at configure time";
@@ -110,15 +111,29 @@ TEST_P(BackendCompile, ConcurrentCompilesAgreeWithASequentialOne) {
 TEST_P(BackendCompile, ReportsTheCompilerVersion) {
   Backend* b = backend();
   if (!b) GTEST_SKIP() << skip_reason;
+  const std::string arch = GetParam().arch;
+  const std::string version = b->compiler_version(arch);
+  if (version.starts_with("clang ")) {
+    // The offline compiler's identity: clang's version line and path, the options of every
+    // compile, ld.lld's version and path, the device libraries' and HIP headers' hashes.
+    EXPECT_THAT(version, testing::MatchesRegex("clang [0-9]+\\.[0-9]+.*"));
+    EXPECT_THAT(b->compiler_identity(arch),
+                testing::MatchesRegex(".*clang version [0-9.]+.* \\(/[^ ]*clang[^ ]*\\) \\[.*-std=c\\+\\+17.*\\] .*LLD "
+                                      "[0-9.]+.* device libraries [0-9a-f]{16} .* hip headers [0-9a-f]{16}"));
+    return;
+  }
   const std::string prefix = std::string(b->name()) == "hip" ? "hiprtc " : "nvrtc ";
-  EXPECT_THAT(b->compiler_version(), testing::MatchesRegex(prefix + "[0-9]+\\.[0-9]+.*"));
+  EXPECT_THAT(version, testing::MatchesRegex(prefix + "[0-9]+\\.[0-9]+.*"));
   // The cache key's identity: the version, the options of every compile, the library's hash.
-  EXPECT_THAT(b->compiler_identity(),
-              testing::MatchesRegex(b->compiler_version() + " \\[.*-std=c\\+\\+17.*\\] library [0-9a-f]{16}"));
+  EXPECT_THAT(b->compiler_identity(arch),
+              testing::MatchesRegex(version + " \\[.*-std=c\\+\\+17.*\\] library [0-9a-f]{16}"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, BackendCompile, ::testing::Values(Target{"hip", "gfx90a"}, Target{"cuda", "sm_90a"}),
-                         [](const auto& info) { return std::string(info.param.backend); });
+// gfx90a: hipRTC where it loads; gfx942 and gfx950: the offline clang (Debian's hipRTC predates them).
+INSTANTIATE_TEST_SUITE_P(Targets, BackendCompile,
+                         ::testing::Values(Target{"hip", "gfx90a"}, Target{"hip", "gfx942"}, Target{"hip", "gfx950"},
+                                           Target{"cuda", "sm_90a"}),
+                         [](const auto& info) { return std::string(info.param.backend) + "_" + info.param.arch; });
 
 }  // namespace
 }  // namespace ktune::backend

@@ -186,10 +186,12 @@ class ProbeCompiler final : public backend::Backend {
   explicit ProbeCompiler(ProbeDevice& device) : device_(device) {}
   std::string_view name() const noexcept override { return "probe-test"; }
   bool handles_arch(std::string_view) const noexcept override { return true; }
-  bool compiler_available() const noexcept override { return true; }
-  std::string compiler_unavailable_reason() const override { return {}; }
-  std::string compiler_version() const override { return "probe-test 1"; }
-  std::string compiler_identity() const override { return compiler_version(); }
+  bool compiler_available(std::string_view) const noexcept override { return true; }
+  std::string compiler_unavailable_reason(std::string_view) const override { return {}; }
+  std::string compiler_version(std::string_view) const override { return "probe-test 1"; }
+  std::string compiler_identity(std::string_view arch) const override { return compiler_version(arch); }
+  bool compiles_in_threads(std::string_view) const override { return true; }
+  std::vector<backend::CompilerStatus> compilers(std::string_view) const override { return {}; }
   backend::CompileResult compile(const backend::CompileRequest& req) const override {
     const std::string& name = req.name_expressions.at(0);
     const bool wgmma = name.starts_with("ktune::wgmma_probe<");

@@ -25,8 +25,8 @@ using namespace package_test;
 
 bool compiler_ready(const std::string& arch, std::string& why) {
   const auto& b = backend::for_arch(arch);
-  if (b.compiler_available()) return true;
-  why = b.compiler_unavailable_reason();
+  if (b.compiler_available(arch)) return true;
+  why = b.compiler_unavailable_reason(arch);
   return false;
 }
 
@@ -86,7 +86,11 @@ class PackageTest : public ::testing::TestWithParam<std::string> {
     std::string why;
     if (!compiler_ready(GetParam(), why)) GTEST_SKIP() << "no compiler for " << GetParam() << ": " << why;
   }
-  std::string device() const { return GetParam().starts_with("gfx") ? "AMD Instinct MI250X" : "NVIDIA H200"; }
+  std::string device() const {
+    if (GetParam() == "gfx942") return "AMD Instinct MI300X";
+    if (GetParam() == "gfx950") return "AMD Instinct MI355X";
+    return GetParam().starts_with("gfx") ? "AMD Instinct MI250X" : "NVIDIA H200";
+  }
 };
 
 TEST_P(PackageTest, ManifestHashesMatchTheFilesAndSymbolsAreInTheCodeObjects) {
@@ -94,15 +98,15 @@ TEST_P(PackageTest, ManifestHashesMatchTheFilesAndSymbolsAreInTheCodeObjects) {
   MlaDb m;
   fill_two_programs(m, arch, device());
   TempDir out;
-  const auto p =
-      write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)), request(arch, out.path()));
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch), arch),
+                               request(arch, out.path()));
   const auto ext = arch.starts_with("gfx") ? ".hsaco" : ".cubin";
 
   const auto manifest = read_manifest(out.path());
   EXPECT_EQ(manifest.at("arch"), arch);
   EXPECT_EQ(manifest.at("family"), "mla_decode");
   EXPECT_EQ(manifest.at("template_hash"), current_hash());
-  EXPECT_EQ(manifest.at("compiler_version"), backend::for_arch(arch).compiler_version());
+  EXPECT_EQ(manifest.at("compiler_version"), backend::for_arch(arch).compiler_version(arch));
   EXPECT_EQ(manifest.at("ktune_version"), KTUNE_VERSION);
   ASSERT_EQ(manifest.at("code_objects").size(), 2u);  // three kernels, two programs
   ASSERT_EQ(manifest.at("files").size(), 4u);         // two code objects, two headers
@@ -133,7 +137,7 @@ TEST_P(PackageTest, HeadersCompileAndMapEachKernelToItsCodeObject) {
   fill_two_programs(m, arch, device());
   TempDir out, cache_dir;
   const jit::CodeCache cache(cache_dir.path());
-  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)),
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch), arch),
                                request(arch, out.path(), &cache));
   // The kernel of {16, 1, bf16} and of {16, 2, bf16} share a program; {16, 4, bf16} has its own.
   std::string first_file, second_file;
@@ -160,7 +164,7 @@ TEST_P(PackageTest, HeadersCompileAndMapEachKernelToItsCodeObject) {
 
   // Deterministic: packaging again gives the same bytes (code from the cache, text rendered anew).
   TempDir again;
-  write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch)),
+  write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch(arch), arch),
                 request(arch, again.path(), &cache));
   for (const auto& f : p.files)
     EXPECT_EQ(db::test::read_file(out.file(f.path)), db::test::read_file(again.file(f.path))) << f.path;
@@ -193,7 +197,7 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   TempDir root, cache_dir, scratch;
   const jit::CodeCache cache(cache_dir.path());  // the same code for the same program, every time
   const auto out = root.file("pkg");
-  const jit::BackendCompiler compiler(backend::for_arch(arch));
+  const jit::BackendCompiler compiler(backend::for_arch(arch), arch);
   write_package(m.db(), mla_family(), compiler, request(arch, out, &cache));
   const auto earlier = code_object_files(read_manifest(out));
   db::test::write_file(out + "/notes.txt", "the engine's own file\n");
@@ -266,17 +270,20 @@ TEST_P(PackageTest, ReplacingAPackageIsAllOrNothingAndRemovesItsUnusedCodeObject
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Arches, PackageTest, ::testing::Values("sm_90a", "gfx90a"));
+// gfx90a with hipRTC, gfx942 and gfx950 with the offline clang (no GPU runs anything).
+INSTANTIATE_TEST_SUITE_P(Arches, PackageTest, ::testing::Values("sm_90a", "gfx90a", "gfx942", "gfx950"));
 
 // An arch with declared gaps alone (brought up before any sweep) is packaged like any other, and
 // its headers compile into the runtime's table (dispatch/runtime/package_table.cpp.in, configured
 // here as cmake/KtuneRuntimePackages.cmake does), which answers every key with its gap.
 TEST(PackageGapsOnly, TheRuntimeTableOfAPackageWithoutKernelsCompiles) {
   using num::KvDtype;
+  std::string why;
+  if (!compiler_ready("gfx942", why)) GTEST_SKIP() << why;
   MlaDb m;
   m.declared_gap("gfx942", mla_key(16, 2, false, KvDtype::fp8_e4m3fn), "none");
   TempDir out;
-  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("gfx942")),
+  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("gfx942"), "gfx942"),
                                request("gfx942", out.path()));
   EXPECT_TRUE(p.code_objects.empty());
 
@@ -309,7 +316,7 @@ static_assert(kChoices.empty() && kObjects.empty());
 // The refusals need no compiler: they come before anything is compiled or written.
 std::string refusal(MlaDb& m, const PackageRequest& req) {
   try {
-    write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("sm_90a")), req);
+    write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("sm_90a"), "sm_90a"), req);
   } catch (const Error& e) {
     EXPECT_FALSE(std::filesystem::exists(req.out_dir)) << "a refused package wrote " << req.out_dir;
     return e.what();
@@ -329,7 +336,8 @@ TEST(PackageRefusal, StaleTemplateHashIsRefusedLikeCodegen) {
   if (!compiler_ready("sm_90a", why)) GTEST_SKIP() << "no NVRTC to show that --allow-stale packages: " << why;
   auto stale = request("sm_90a", out.file("pkg"));
   stale.table.allow_stale = true;
-  const auto p = write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("sm_90a")), stale);
+  const auto p =
+      write_package(m.db(), mla_family(), jit::BackendCompiler(backend::for_arch("sm_90a"), "sm_90a"), stale);
   EXPECT_EQ(p.code_objects.size(), 1u);
   EXPECT_EQ(read_manifest(out.file("pkg")).at("tuned_template_hashes"), json::array({"00000000deadbeef"}));
 }

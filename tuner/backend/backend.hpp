@@ -52,6 +52,14 @@ struct CompileResult {
   std::string log;                         // compiler output (warnings), may be empty
 };
 
+// One compiler of a backend as seen for one arch (`ktune devices`).
+struct CompilerStatus {
+  std::string name;     // "nvrtc", "hiprtc", "clang"
+  std::string version;  // "clang 22.1.8 (/usr/bin/clang-22)"; empty where it is not there at all
+  std::string why_not;  // empty when it can build the arch
+  bool chosen = false;  // the one the backend compiles the arch with
+};
+
 // Device memory. Owned by the Context that allocated it; freed on destruction.
 class Buffer {
  public:
@@ -134,14 +142,23 @@ class Backend {
   // True when the targets this backend compiles for match `arch` ("sm_*" / "gfx*").
   virtual bool handles_arch(std::string_view arch) const noexcept = 0;
 
-  // Compilation needs only the compiler library (hipRTC / NVRTC), no device or driver.
-  virtual bool compiler_available() const noexcept = 0;
-  virtual std::string compiler_unavailable_reason() const = 0;
-  virtual std::string compiler_version() const = 0;  // "nvrtc 13.0", "hiprtc 5.2.21153"
+  // Compilation needs only a compiler (hipRTC / NVRTC libraries, or the offline clang for AMD), no
+  // device or driver. A backend may have several compilers and choose one per arch (hip: hipRTC
+  // where it knows the arch, else clang; backend/amd_compiler_choice.hpp): every question below
+  // is about the one it chooses for `arch`.
+  virtual bool compiler_available(std::string_view arch) const noexcept = 0;
+  virtual std::string compiler_unavailable_reason(std::string_view arch) const = 0;
+  virtual std::string compiler_version(std::string_view arch) const = 0;  // "nvrtc 13.0", "clang 22.1.8"
   // What the code-object cache key holds of the compiler: more than its version (the options it
-  // always passes, a hash of its library), so that a patch release or a changed option misses.
-  virtual std::string compiler_identity() const = 0;
-  virtual CompileResult compile(const CompileRequest& req) const = 0;  // throws CompileError
+  // always passes, a hash of its library, its path), so that a patch release or a changed option
+  // misses.
+  virtual std::string compiler_identity(std::string_view arch) const = 0;
+  // True where compile() may run on several threads of one process for `arch` (NVRTC, clang);
+  // false where it must run in worker processes (hipRTC: sweep/process_compiler.hpp).
+  virtual bool compiles_in_threads(std::string_view arch) const = 0;
+  // Every compiler this backend has for `arch`, chosen or not, with why one cannot build it.
+  virtual std::vector<CompilerStatus> compilers(std::string_view arch) const = 0;
+  virtual CompileResult compile(const CompileRequest& req) const = 0;  // req.arch's; throws CompileError
   // The files of the compiler's and the runtime's libraries in use, for people ("" where the
   // backend does not say or did not load one).
   virtual std::string compiler_library() const { return {}; }

@@ -23,10 +23,17 @@ class CudaBackend final : public Backend {
   std::string_view name() const noexcept override { return "cuda"; }
   bool handles_arch(std::string_view arch) const noexcept override { return has_arch_prefix(arch, kCudaArchPrefix); }
 
-  bool compiler_available() const noexcept override { return nvrtc_.get() != nullptr; }
-  std::string compiler_unavailable_reason() const override { return nvrtc_.reason(); }
-  std::string compiler_version() const override { return nvrtc_.require().version(); }
-  std::string compiler_identity() const override { return nvrtc_.require().identity(); }
+  // NVRTC is the one compiler, for every sm_* target.
+  bool compiler_available(std::string_view) const noexcept override { return nvrtc_.get() != nullptr; }
+  std::string compiler_unavailable_reason(std::string_view) const override { return nvrtc_.reason(); }
+  std::string compiler_version(std::string_view) const override { return nvrtc_.require().version(); }
+  std::string compiler_identity(std::string_view) const override { return nvrtc_.require().identity(); }
+  bool compiles_in_threads(std::string_view) const override { return true; }
+  std::vector<CompilerStatus> compilers(std::string_view) const override {
+    const NvrtcCompiler* nvrtc = nvrtc_.get();
+    return {
+        {"nvrtc", nvrtc ? nvrtc->version() : std::string(), nvrtc ? std::string() : nvrtc_.reason(), nvrtc != nullptr}};
+  }
   CompileResult compile(const CompileRequest& req) const override {
     if (!handles_arch(req.arch))
       throw Error(fmt::format("the cuda backend compiles for sm_* targets, not '{}'", req.arch));

@@ -1,8 +1,11 @@
 // Built only with the HIP headers (KTUNE_WITH_HIP, see tuner/CMakeLists.txt).
 #ifdef KTUNE_WITH_HIP
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "backend/amd_compiler_choice.hpp"
 #include "backend/builtin.hpp"
+#include "backend/clang_compiler.hpp"
 #include "backend/hip_context.hpp"
 #include "backend/hip_runtime.hpp"
 #include "backend/hiprtc_compiler.hpp"
@@ -22,10 +25,24 @@ class HipBackend final : public Backend {
   std::string_view name() const noexcept override { return "hip"; }
   bool handles_arch(std::string_view arch) const noexcept override { return has_arch_prefix(arch, kHipArchPrefix); }
 
-  bool compiler_available() const noexcept override { return hiprtc_.get() != nullptr; }
-  std::string compiler_unavailable_reason() const override { return hiprtc_.reason(); }
-  std::string compiler_version() const override { return hiprtc_.require().version(); }
-  std::string compiler_identity() const override { return hiprtc_.require().identity(); }
+  bool compiler_available(std::string_view arch) const noexcept override {
+    try {
+      return choose(arch).why_not.empty();
+    } catch (...) {
+      return false;
+    }
+  }
+  std::string compiler_unavailable_reason(std::string_view arch) const override { return choose(arch).why_not; }
+  std::string compiler_version(std::string_view arch) const override {
+    const Choice c = require(arch);
+    return c.hiprtc ? c.hiprtc->version() : c.clang->version();
+  }
+  std::string compiler_identity(std::string_view arch) const override {
+    const Choice c = require(arch);
+    return c.hiprtc ? c.hiprtc->identity() : c.clang->identity();
+  }
+  bool compiles_in_threads(std::string_view arch) const override { return require(arch).clang != nullptr; }
+  std::vector<CompilerStatus> compilers(std::string_view arch) const override;
   std::string compiler_library() const override {
     const HiprtcCompiler* c = hiprtc_.get();
     return c ? c->library_file() : "";
@@ -39,7 +56,8 @@ class HipBackend final : public Backend {
   CompileResult compile(const CompileRequest& req) const override {
     if (!handles_arch(req.arch))
       throw Error(fmt::format("the hip backend compiles for gfx* targets, not '{}'", req.arch));
-    return hiprtc_.require().compile(req);
+    const Choice c = require(req.arch);
+    return c.hiprtc ? c.hiprtc->compile(req) : c.clang->compile(req);
   }
 
   bool available() const noexcept override { return runtime_.get() != nullptr; }
@@ -55,9 +73,68 @@ class HipBackend final : public Backend {
   }
 
  private:
+  // The compiler for an arch: one of the two, or why neither (the reasons of both).
+  struct Choice {
+    const HiprtcCompiler* hiprtc = nullptr;
+    const ClangCompiler* clang = nullptr;
+    std::string why_not;
+  };
+  Choice choose(std::string_view arch) const;
+  Choice require(std::string_view arch) const {
+    Choice c = choose(arch);
+    if (!c.why_not.empty()) throw Unavailable(c.why_not);
+    return c;
+  }
+  std::string hiprtc_why_not(std::string_view arch) const {
+    const HiprtcCompiler* h = hiprtc_.get();
+    return h ? h->cannot_build(arch) : hiprtc_.reason();
+  }
+  std::string clang_why_not(std::string_view arch) const {
+    const ClangCompiler* c = clang_.get();
+    return c ? c->cannot_build(arch) : clang_.reason();
+  }
+
   LazyLoad<HiprtcCompiler> hiprtc_;
+  LazyLoad<ClangCompiler> clang_;
   LazyLoad<HipRuntime> runtime_;
 };
+
+HipBackend::Choice HipBackend::choose(std::string_view arch) const {
+  const AmdCompilerChoice preferred = amd_compiler_choice();
+  Choice c;
+  std::vector<std::string> reasons;
+  if (preferred != AmdCompilerChoice::clang) {
+    const std::string why = hiprtc_why_not(arch);
+    if (why.empty()) {
+      c.hiprtc = hiprtc_.get();
+      return c;
+    }
+    reasons.push_back("hiprtc: " + why);
+  }
+  if (preferred != AmdCompilerChoice::hiprtc) {
+    const std::string why = clang_why_not(arch);
+    if (why.empty()) {
+      c.clang = clang_.get();
+      return c;
+    }
+    reasons.push_back("clang: " + why);
+  }
+  c.why_not =
+      fmt::format("no {}compiler builds {}: {}",
+                  preferred == AmdCompilerChoice::automatic ? std::string()
+                                                            : fmt::format("{} (--amd-compiler) ", to_string(preferred)),
+                  arch, fmt::join(reasons, "; "));
+  return c;
+}
+
+std::vector<CompilerStatus> HipBackend::compilers(std::string_view arch) const {
+  const Choice chosen = choose(arch);
+  const HiprtcCompiler* h = hiprtc_.get();
+  const ClangCompiler* c = clang_.get();
+  return {{"hiprtc", h ? h->version() : std::string(), hiprtc_why_not(arch), chosen.hiprtc != nullptr},
+          {"clang", c ? fmt::format("{} ({})", c->version(), c->path()) : std::string(), clang_why_not(arch),
+           chosen.clang != nullptr}};
+}
 
 DeviceInfo HipBackend::device_info(int ordinal) const {
   const HipRuntime& h = runtime_.require();

@@ -40,6 +40,27 @@ HiprtcCompiler::HiprtcCompiler()
   if (hipError_t e = runtime_version(&packed); e != hipSuccess)
     throw Unavailable(fmt::format("hipRuntimeGetVersion failed with error {}", static_cast<int>(e)));
   version_ = "hiprtc " + hip_version_string(packed);
+  rocm_major_ = packed / 10000000;
+  rocm_minor_ = packed / 100000 % 100;
+}
+
+namespace {
+
+// The first ROCm release whose compiler targets an arch, where that is later than the ROCm 5.2
+// Debian ships: MI300X (gfx942) is supported from ROCm 6.0, MI350X / MI355X (gfx950) from 7.0.
+struct FirstRelease {
+  std::string_view arch;
+  int major, minor;
+};
+constexpr FirstRelease kFirstRelease[] = {{"gfx942", 6, 0}, {"gfx950", 7, 0}};
+
+}  // namespace
+
+std::string HiprtcCompiler::cannot_build(std::string_view arch) const {
+  for (const FirstRelease& f : kFirstRelease)
+    if (f.arch == arch && (rocm_major_ < f.major || (rocm_major_ == f.major && rocm_minor_ < f.minor)))
+      return fmt::format("{} is older than ROCm {}.{}, the first to compile for {}", version_, f.major, f.minor, arch);
+  return {};
 }
 
 namespace {

@@ -24,6 +24,8 @@ class HiprtcCompiler {
   HiprtcCompiler();
 
   const std::string& version() const noexcept { return version_; }  // "hiprtc 5.2.21153"
+  // Empty when this hipRTC's ROCm release generates code for `arch`; else why not.
+  std::string cannot_build(std::string_view arch) const;
   // What a code-object cache key must hold of this compiler (CompilerIdentity), on first call.
   const std::string& identity() const { return identity_.get(); }
   std::string library_file() const { return rtc().file(); }            // the library that compiles
@@ -43,6 +45,7 @@ class HiprtcCompiler {
   // The library that compiles: rtc_ where one was opened, else the HIP runtime.
   const DlLibrary& rtc() const noexcept { return rtc_.path().empty() ? amdhip_ : rtc_; }
   std::string version_;
+  int rocm_major_ = 0, rocm_minor_ = 0;  // the ROCm release, from the runtime's version
   CompilerIdentity identity_;
 };
 

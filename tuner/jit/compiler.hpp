@@ -36,16 +36,18 @@ class Compiler {
   virtual backend::CompileResult compile(const backend::CompileRequest& req) const = 0;
 };
 
-// Compiles in this process with a backend's JIT (hipRTC / NVRTC).
+// Compiles for one arch in this process with the compiler a backend chooses for it (NVRTC, the
+// offline clang; hipRTC where it runs in this process).
 class BackendCompiler final : public Compiler {
  public:
-  explicit BackendCompiler(const backend::Backend& b) : backend_(b) {}
-  std::string version() const override { return backend_.compiler_version(); }
-  std::string identity() const override { return backend_.compiler_identity(); }
+  BackendCompiler(const backend::Backend& b, std::string_view arch) : backend_(b), arch_(arch) {}
+  std::string version() const override { return backend_.compiler_version(arch_); }
+  std::string identity() const override { return backend_.compiler_identity(arch_); }
   backend::CompileResult compile(const backend::CompileRequest& req) const override { return backend_.compile(req); }
 
  private:
   const backend::Backend& backend_;
+  std::string arch_;
 };
 
 struct CompileJob {

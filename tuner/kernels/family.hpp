@@ -35,6 +35,8 @@ const TargetLimits& target_limits(std::string_view arch);
 bool is_known_target(std::string_view arch) noexcept;
 // "gfx90a, gfx942, ...": for messages.
 std::string known_target_names();
+// The same as a list, in that order.
+std::vector<std::string> known_target_archs();
 // How many blocks of `threads` threads and `shared_bytes` of shared memory one compute unit of
 // `target` holds at once, counting registers at the most a thread may take (what launch bounds of
 // one block per unit let the compiler use); 0 where one does not fit.

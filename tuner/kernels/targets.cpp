@@ -56,6 +56,12 @@ bool is_known_target(std::string_view arch) noexcept {
   return std::any_of(known_targets().begin(), known_targets().end(), [&](const auto& t) { return t.arch == arch; });
 }
 
+std::vector<std::string> known_target_archs() {
+  std::vector<std::string> archs;
+  for (const auto& t : known_targets()) archs.push_back(t.arch);
+  return archs;
+}
+
 std::string known_target_names() {
   std::vector<std::string_view> names;
   for (const auto& t : known_targets()) names.push_back(t.arch);

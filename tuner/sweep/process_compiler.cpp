@@ -57,11 +57,12 @@ backend::CompileResult ProcessCompiler::compile(const backend::CompileRequest& r
   return compile_result_from(out.reply);
 }
 
-std::unique_ptr<jit::Compiler> compiler_for(const backend::Backend& b, std::vector<std::string> worker_command) {
-  if (b.name() == "hip")
-    return std::make_unique<ProcessCompiler>(b.compiler_version(), b.compiler_identity(), std::move(worker_command),
-                                             kCompileTimeout);
-  return std::make_unique<jit::BackendCompiler>(b);
+std::unique_ptr<jit::Compiler> compiler_for(const backend::Backend& b, std::string_view arch,
+                                            std::vector<std::string> worker_command) {
+  if (!b.compiles_in_threads(arch))
+    return std::make_unique<ProcessCompiler>(b.compiler_version(arch), b.compiler_identity(arch),
+                                             std::move(worker_command), kCompileTimeout);
+  return std::make_unique<jit::BackendCompiler>(b, arch);
 }
 
 }  // namespace ktune::sweep

@@ -40,8 +40,10 @@ class ProcessCompiler final : public jit::Compiler {
   mutable std::vector<std::unique_ptr<Supervisor>> idle_;
 };
 
-// The compiler to use for `b`: the backend itself on compiling threads where its JIT is
-// thread-safe (NVRTC), compile workers started with `worker_command` where it is not (hipRTC).
-std::unique_ptr<jit::Compiler> compiler_for(const backend::Backend& b, std::vector<std::string> worker_command);
+// The compiler to use for `arch` on `b`: the backend itself on compiling threads where its
+// compiler is thread-safe (NVRTC, clang), compile workers started with `worker_command` where it
+// is not (hipRTC).
+std::unique_ptr<jit::Compiler> compiler_for(const backend::Backend& b, std::string_view arch,
+                                            std::vector<std::string> worker_command);
 
 }  // namespace ktune::sweep
