@@ -47,6 +47,9 @@ constexpr const char* kMfmaBf16 = "v_mfma_f32_\\d+x\\d+x\\d+_?bf16(_1k)?";
 constexpr const char* kMfmaF16 = "v_mfma_f32_\\d+x\\d+x\\d+_?f16";
 constexpr const char* kMfmaFp8 = "v_mfma_\\w*(fp8|bf8)\\w*";
 constexpr const char* kAnyMfma = "v_mfma\\w*";
+// gfx950's double-rate bf16 form (K = 32) and the K = 16 forms it replaces.
+constexpr const char* kMfmaBf16X32 = "v_mfma_f32_\\d+x\\d+x32_bf16";
+constexpr const char* kMfmaBf16X16 = "v_mfma_f32_\\d+x\\d+x16_?bf16(_1k)?";
 
 const std::vector<MathPath>& math_paths() {
   static const std::vector<MathPath> paths = {
@@ -54,6 +57,29 @@ const std::vector<MathPath>& math_paths() {
       {"MFMA, bf16 cache", "ktune::mla_decode_mma<", 1, {0}, {}, {kMfmaBf16}, {kMfmaF16, kMfmaFp8}},
       // fp8 codes decoded in software to f16 before the f16 MFMA: no fp8 matrix instruction.
       {"MFMA, fp8 cache decoded in software", "ktune::mla_decode_mma<", 1, {1, 2}, {}, {kMfmaF16}, {kMfmaFp8}},
+      // mfma_native (MATH 5): the cache's codes straight into the fp8 MFMA for Q K^T (fnuz on gfx942,
+      // OCP on gfx950), P V on the f16 MFMA as mma's; bf16 on gfx950's 16x16x32 form alone.
+      {"native fp8 MFMA, fp8_e4m3fnuz cache",
+       "ktune::mla_decode_mma<",
+       5,
+       {2},
+       {"gfx942"},
+       {kMfmaFp8, kMfmaF16},
+       {kMfmaBf16}},
+      {"native fp8 MFMA, fp8_e4m3fn cache",
+       "ktune::mla_decode_mma<",
+       5,
+       {1},
+       {"gfx950"},
+       {kMfmaFp8, kMfmaF16},
+       {kMfmaBf16}},
+      {"x32 bf16 MFMA, bf16 cache",
+       "ktune::mla_decode_mma<",
+       5,
+       {0},
+       {"gfx950"},
+       {kMfmaBf16X32},
+       {kMfmaBf16X16, kMfmaF16, kMfmaFp8}},
   };
   return paths;
 }
