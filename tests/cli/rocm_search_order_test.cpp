@@ -33,10 +33,17 @@ Loaded devices(const std::string& env) {
   auto r = run_ktune("devices --json --no-bandwidth", env);
   EXPECT_EQ(r.status, 0) << r.output;
   const auto doc = nlohmann::json::parse(r.output.substr(r.output.find('{')));
-  for (const auto& b : doc["backends"])
-    if (b["name"] == "hip")
-      return {b["compiler"].value("reason", b["compiler"].value("library", "")),
-              b["runtime"].value("reason", b["runtime"].value("library", ""))};
+  for (const auto& b : doc["backends"]) {
+    if (b["name"] != "hip") continue;
+    // hipRTC's reason (per target: gfx90a's entry names it), else the library it loaded.
+    std::string compiler = b.value("compiler", nlohmann::json::object()).value("library", "");
+    for (const auto& t : b.value("targets", nlohmann::json::array()))
+      if (t["arch"] == "gfx90a")
+        for (const auto& c : t["compilers"])
+          if (c["name"] == "hiprtc" && c.contains("reason")) compiler = c["reason"];
+    const auto runtime = b.value("runtime", nlohmann::json::object());
+    return {compiler, runtime.value("reason", runtime.value("library", ""))};
+  }
   ADD_FAILURE() << "no hip backend in " << r.output;
   return {};
 }
